@@ -1,0 +1,484 @@
+//! The autoscaling/v2 shapes that Foresight's spec and status reuse field for field, so that a
+//! native HorizontalPodAutoscaler's `spec.metrics` and `spec.behavior` paste in unchanged.
+//!
+//! Every scalar a user may leave out is optional or defaulted here, even where Kubernetes
+//! requires it: validation then reports the missing field with its path instead of the
+//! deserializer failing on the whole document.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::quantity::Quantity;
+
+/// Identifies the workload to scale: anything that serves the `scale` subresource.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CrossVersionObjectReference {
+    /// Kind of the referent, e.g. `Deployment`.
+    #[serde(default)]
+    pub kind: String,
+    /// Name of the referent.
+    #[serde(default)]
+    pub name: String,
+    /// API version of the referent, e.g. `apps/v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+}
+
+/// A label query over a set of resources (metav1.LabelSelector).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    /// Labels that must all match exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_labels: Option<BTreeMap<String, String>>,
+    /// Set-based requirements; all must hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_expressions: Option<Vec<LabelSelectorRequirement>>,
+}
+
+/// One set-based requirement of a label selector.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelectorRequirement {
+    /// The label key.
+    #[serde(default)]
+    pub key: String,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    #[serde(default)]
+    pub operator: String,
+    /// The values for `In` and `NotIn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
+}
+
+impl LabelSelector {
+    /// The selector in Kubernetes' string form (`a=b,c in (d,e)`), as used in `labelSelector=`
+    /// query parameters.
+    pub fn to_query(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(labels) = &self.match_labels {
+            for (k, v) in labels {
+                parts.push(format!("{k}={v}"));
+            }
+        }
+        for req in self.match_expressions.iter().flatten() {
+            let values = req.values.clone().unwrap_or_default().join(",");
+            parts.push(match req.operator.as_str() {
+                "In" => format!("{} in ({values})", req.key),
+                "NotIn" => format!("{} notin ({values})", req.key),
+                "Exists" => req.key.clone(),
+                "DoesNotExist" => format!("!{}", req.key),
+                other => format!("{} {other} ({values})", req.key),
+            });
+        }
+        parts.join(",")
+    }
+
+    /// The selector as Go's `%+v` prints a `*metav1.LabelSelector`; Kubernetes embeds this
+    /// text in external-metric names and errors, and parity means printing it the same way.
+    pub fn go_format(selector: Option<&LabelSelector>) -> String {
+        let Some(sel) = selector else { return "nil".to_owned() };
+        let mut s = String::from("&LabelSelector{MatchLabels:map[string]string{");
+        for (k, v) in sel.match_labels.iter().flatten() {
+            s.push_str(&format!("{k}: {v},"));
+        }
+        s.push_str("},MatchExpressions:[]LabelSelectorRequirement{");
+        for r in sel.match_expressions.iter().flatten() {
+            s.push_str(&format!(
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                r.key,
+                r.operator,
+                r.values.clone().unwrap_or_default().join(" ")
+            ));
+        }
+        s.push_str("},}");
+        s
+    }
+}
+
+/// Names a metric and optionally narrows it with a label selector.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricIdentifier {
+    /// The metric's name.
+    #[serde(default)]
+    pub name: String,
+    /// Narrows the metric to the series with these labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// The target value of a metric: exactly one of `value`, `averageValue`,
+/// `averageUtilization`, as `type` says.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricTarget {
+    /// `Utilization`, `Value` or `AverageValue`.
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    /// Target total value (Object, External, Prometheus).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Quantity>,
+    /// Target value per pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_value: Option<Quantity>,
+    /// Target average utilization, in percent of the pods' requests (Resource metrics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_utilization: Option<i32>,
+}
+
+/// A metric of a single Kubernetes object (custom.metrics.k8s.io).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMetricSource {
+    /// The object the metric describes, e.g. an Ingress.
+    #[serde(default)]
+    pub described_object: CrossVersionObjectReference,
+    /// The target value.
+    #[serde(default)]
+    pub target: MetricTarget,
+    /// The metric.
+    #[serde(default)]
+    pub metric: MetricIdentifier,
+}
+
+/// A per-pod custom metric, averaged over the target's pods (custom.metrics.k8s.io).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodsMetricSource {
+    /// The metric.
+    #[serde(default)]
+    pub metric: MetricIdentifier,
+    /// The target; only `AverageValue` is supported.
+    #[serde(default)]
+    pub target: MetricTarget,
+}
+
+/// A resource (CPU, memory) of the target's pods, from metrics.k8s.io.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceMetricSource {
+    /// The resource, e.g. `cpu` or `memory`.
+    #[serde(default)]
+    pub name: String,
+    /// The target: `Utilization` (percent of requests) or `AverageValue`.
+    #[serde(default)]
+    pub target: MetricTarget,
+}
+
+/// A resource of one named container in each of the target's pods.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerResourceMetricSource {
+    /// The resource, e.g. `cpu`.
+    #[serde(default)]
+    pub name: String,
+    /// The target: `Utilization` or `AverageValue`.
+    #[serde(default)]
+    pub target: MetricTarget,
+    /// The container whose usage counts.
+    #[serde(default)]
+    pub container: String,
+}
+
+/// A metric not tied to any Kubernetes object (external.metrics.k8s.io).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalMetricSource {
+    /// The metric.
+    #[serde(default)]
+    pub metric: MetricIdentifier,
+    /// The target: `Value` or `AverageValue`.
+    #[serde(default)]
+    pub target: MetricTarget,
+}
+
+/// Foresight's own metric type: a PromQL query evaluated directly against Prometheus.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PrometheusMetricSource {
+    /// A name for the metric, used in status, events and the explanation.
+    #[serde(default)]
+    pub name: String,
+    /// An instant PromQL query returning one series (or a scalar); the value is its sample.
+    #[serde(default)]
+    pub query: String,
+    /// The query used for prediction history; defaults to `query` itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_query: Option<String>,
+    /// The target: `Value` (total) or `AverageValue` (per pod), as for External metrics.
+    #[serde(default)]
+    pub target: MetricTarget,
+}
+
+/// One metric to scale on (autoscaling/v2 MetricSpec, plus `type: Prometheus`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricSpec {
+    /// `Resource`, `ContainerResource`, `Pods`, `Object`, `External` or `Prometheus`.
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    /// For `type: Object`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectMetricSource>,
+    /// For `type: Pods`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<PodsMetricSource>,
+    /// For `type: Resource`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<ResourceMetricSource>,
+    /// For `type: ContainerResource`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_resource: Option<ContainerResourceMetricSource>,
+    /// For `type: External`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalMetricSource>,
+    /// For `type: Prometheus` (Foresight only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<PrometheusMetricSource>,
+}
+
+/// How fast one direction may scale (autoscaling/v2 HPAScalingRules).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaScalingRules {
+    /// Seconds of past recommendations to consider (0..3600). Scale-up uses the lowest,
+    /// scale-down the highest recommendation inside the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stabilization_window_seconds: Option<i32>,
+    /// `Max` (the policy allowing the largest change), `Min`, or `Disabled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub select_policy: Option<String>,
+    /// Rate limits; each allows a change of `value` pods or percent per `periodSeconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policies: Option<Vec<HpaScalingPolicy>>,
+    /// The usage-ratio dead band for this direction (e.g. `0.05`); the controller's
+    /// tolerance (0.1 by default) applies when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<Quantity>,
+}
+
+/// One rate limit.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaScalingPolicy {
+    /// `Pods` or `Percent`.
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    /// The allowed change; must be greater than zero.
+    #[serde(default)]
+    pub value: i32,
+    /// The period the change is counted over, 1..1800 seconds.
+    #[serde(default)]
+    pub period_seconds: i32,
+}
+
+/// Scaling behavior per direction (autoscaling/v2 HorizontalPodAutoscalerBehavior).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HorizontalPodAutoscalerBehavior {
+    /// Rules for scaling up. Default: no stabilization; the larger of 4 pods or 100% per 15 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up: Option<HpaScalingRules>,
+    /// Rules for scaling down. Default: the controller's 300 s stabilization; 100% per 15 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_down: Option<HpaScalingRules>,
+}
+
+/// The current value of a metric, as reported in status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricValueStatus {
+    /// Total value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Quantity>,
+    /// Value per pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_value: Option<Quantity>,
+    /// Utilization in percent of requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_utilization: Option<i32>,
+}
+
+/// Status of an Object metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMetricStatus {
+    /// The metric.
+    pub metric: MetricIdentifier,
+    /// Its current value.
+    pub current: MetricValueStatus,
+    /// The object it describes.
+    pub described_object: CrossVersionObjectReference,
+}
+
+/// Status of a Pods metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodsMetricStatus {
+    /// The metric.
+    pub metric: MetricIdentifier,
+    /// Its current value.
+    pub current: MetricValueStatus,
+}
+
+/// Status of a Resource metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceMetricStatus {
+    /// The resource.
+    pub name: String,
+    /// Its current value.
+    pub current: MetricValueStatus,
+}
+
+/// Status of a ContainerResource metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerResourceMetricStatus {
+    /// The resource.
+    pub name: String,
+    /// Its current value.
+    pub current: MetricValueStatus,
+    /// The container.
+    pub container: String,
+}
+
+/// Status of an External metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalMetricStatus {
+    /// The metric.
+    pub metric: MetricIdentifier,
+    /// Its current value.
+    pub current: MetricValueStatus,
+}
+
+/// Status of a Prometheus metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PrometheusMetricStatus {
+    /// The metric's name.
+    pub name: String,
+    /// Its current value.
+    pub current: MetricValueStatus,
+}
+
+/// The last observed value of one metric (autoscaling/v2 MetricStatus). A metric that could
+/// not be read leaves an entry with an empty `type`, as Kubernetes does.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricStatus {
+    /// The metric type, or empty when it could not be read.
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    /// For `Object`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectMetricStatus>,
+    /// For `Pods`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<PodsMetricStatus>,
+    /// For `Resource`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<ResourceMetricStatus>,
+    /// For `ContainerResource`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_resource: Option<ContainerResourceMetricStatus>,
+    /// For `External`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalMetricStatus>,
+    /// For `Prometheus`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<PrometheusMetricStatus>,
+}
+
+/// The parts of `metadata` Foresight reads from manifests; everything else is kept verbatim.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    /// Object name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Object namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
+    /// Any other metadata, carried through unchanged.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// A native autoscaling/v2 HorizontalPodAutoscaler, as read from a manifest.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HorizontalPodAutoscaler {
+    /// `autoscaling/v2`.
+    #[serde(default)]
+    pub api_version: String,
+    /// `HorizontalPodAutoscaler`.
+    #[serde(default)]
+    pub kind: String,
+    /// Metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Spec.
+    #[serde(default)]
+    pub spec: HorizontalPodAutoscalerSpec,
+    /// Status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<HorizontalPodAutoscalerStatus>,
+}
+
+/// autoscaling/v2 HorizontalPodAutoscalerSpec.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HorizontalPodAutoscalerSpec {
+    /// The target.
+    #[serde(default)]
+    pub scale_target_ref: CrossVersionObjectReference,
+    /// Lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_replicas: Option<i32>,
+    /// Upper bound.
+    #[serde(default)]
+    pub max_replicas: i32,
+    /// Metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<MetricSpec>>,
+    /// Behavior.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behavior: Option<HorizontalPodAutoscalerBehavior>,
+}
+
+/// autoscaling/v2 HorizontalPodAutoscalerStatus.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HorizontalPodAutoscalerStatus {
+    /// Observed generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Last scale time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_scale_time: Option<jiff::Timestamp>,
+    /// Current replicas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_replicas: Option<i32>,
+    /// Desired replicas.
+    #[serde(default)]
+    pub desired_replicas: i32,
+    /// Current metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_metrics: Option<Vec<MetricStatus>>,
+    /// Conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<crate::status::Condition>>,
+}

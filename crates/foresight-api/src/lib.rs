@@ -1,0 +1,17 @@
+//! Foresight's API: the EffectiveHorizontalPodAutoscaler spec and status, the autoscaling/v2
+//! shapes they reuse, defaulting, and validation with field paths.
+
+pub mod cron;
+pub mod defaults;
+pub mod duration;
+pub mod hpa;
+pub mod manifest;
+pub mod prediction;
+pub mod quantity;
+pub mod spec;
+pub mod status;
+pub mod validation;
+
+pub use quantity::Quantity;
+pub use spec::EffectiveHorizontalPodAutoscalerSpec;
+pub use status::EffectiveHorizontalPodAutoscalerStatus;

@@ -1,0 +1,209 @@
+//! The EffectiveHorizontalPodAutoscaler status: what the autoscaler saw, decided, and why,
+//! plus the history that makes stabilization and rate limits survive a controller restart.
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::hpa::MetricStatus;
+
+/// Observed state of an EffectiveHorizontalPodAutoscaler.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectiveHorizontalPodAutoscalerStatus {
+    /// The generation of the spec this status was computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Replicas of the target when last observed (`scale.spec.replicas`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_replicas: Option<i32>,
+    /// Replicas the autoscaler wants; what `Auto` applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired_replicas: Option<i32>,
+    /// Same as `desiredReplicas`; Crane's name, kept for compatibility.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_replicas: Option<i32>,
+    /// When the autoscaler last changed the target's replicas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub last_scale_time: Option<Timestamp>,
+    /// The last observed value of each metric, in spec order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub current_metrics: Vec<MetricStatus>,
+    /// Ready, AbleToScale, ScalingActive, ScalingLimited, PredictionReady, CronActive, ...
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The explanation of the last decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_decision: Option<DecisionRecord>,
+    /// Recommendations and scale events inside the longest window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<ScalingHistory>,
+}
+
+/// `True`, `False` or `Unknown`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ConditionStatus {
+    /// The condition holds.
+    True,
+    /// The condition does not hold.
+    False,
+    /// Not known.
+    #[default]
+    Unknown,
+}
+
+impl ConditionStatus {
+    /// `True` for `true`, `False` for `false`.
+    pub fn from_bool(b: bool) -> Self {
+        if b {
+            ConditionStatus::True
+        } else {
+            ConditionStatus::False
+        }
+    }
+}
+
+/// One status condition.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// The condition type, e.g. `AbleToScale`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Whether it holds.
+    pub status: ConditionStatus,
+    /// When `status` last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub last_transition_time: Option<Timestamp>,
+    /// A CamelCase reason.
+    #[serde(default)]
+    pub reason: String,
+    /// A human-readable message.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// A recorded recommendation (the replica count metrics asked for, before stabilization).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Recommendation {
+    /// Recommended replicas.
+    pub replicas: i32,
+    /// When.
+    #[schemars(with = "String")]
+    pub timestamp: Timestamp,
+}
+
+/// A recorded change of the target's replicas, counted against rate-limit policies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScaleEvent {
+    /// Size of the change (always positive; the list says the direction).
+    pub replica_change: i32,
+    /// When.
+    #[schemars(with = "String")]
+    pub timestamp: Timestamp,
+    /// Older than the direction's longest policy period when last checked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outdated: bool,
+}
+
+/// The memory behind stabilization windows and rate limits. Kubernetes keeps it in the
+/// controller's memory and loses it on restart; Foresight keeps it in status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScalingHistory {
+    /// Recommendations, in the order Kubernetes keeps them.
+    #[serde(default)]
+    pub recommendations: Vec<Recommendation>,
+    /// Scale-up events.
+    #[serde(default)]
+    pub scale_up_events: Vec<ScaleEvent>,
+    /// Scale-down events.
+    #[serde(default)]
+    pub scale_down_events: Vec<ScaleEvent>,
+}
+
+impl ScalingHistory {
+    /// Drops what no window or period can reach any more: recommendations older than
+    /// `recommendation_horizon` and events older than `event_horizon` (seconds before `now`).
+    /// Decisions are unchanged by this; it only bounds what status carries.
+    pub fn compact(&mut self, now: Timestamp, recommendation_horizon: i64, event_horizon: i64) {
+        let keep = |ts: Timestamp, horizon: i64| ts.as_second() >= now.as_second().saturating_sub(horizon);
+        self.recommendations.retain(|r| keep(r.timestamp, recommendation_horizon));
+        self.scale_up_events.retain(|e| keep(e.timestamp, event_horizon));
+        self.scale_down_events.retain(|e| keep(e.timestamp, event_horizon));
+    }
+}
+
+/// One source's proposal in a decision.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalRecord {
+    /// `metric`, `prediction` or `cron`.
+    pub source: String,
+    /// What proposed, e.g. `cpu resource utilization (percentage of request)`.
+    pub name: String,
+    /// The proposed replicas, when the source gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// The observed (or forecast) value, formatted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
+    /// The target, formatted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Why the source gave no proposal (a failed metric, a predictor that is not ready, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Anything else worth knowing (tolerance applied, forecast peak time, active crons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// One limit that shaped the decision, in the order applied.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitRecord {
+    /// The stage: `failedMetrics`, `stabilization`, `policy`, `bounds`, `strategy`.
+    pub stage: String,
+    /// Replicas before the stage.
+    pub from: i32,
+    /// Replicas after it.
+    pub to: i32,
+    /// The reason, in Kubernetes' words where it has one (e.g. `ScaleUpLimit`).
+    pub reason: String,
+    /// Human-readable detail.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// The explanation of one decision: every proposal and every limit that shaped the result.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionRecord {
+    /// When the decision was made.
+    #[schemars(with = "String")]
+    pub time: Timestamp,
+    /// Replicas of the target at that time.
+    pub current_replicas: i32,
+    /// Every source's proposal.
+    #[serde(default)]
+    pub proposals: Vec<ProposalRecord>,
+    /// The largest proposal, before behavior and bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommendation: Option<i32>,
+    /// The stages that changed the count.
+    #[serde(default)]
+    pub limits: Vec<LimitRecord>,
+    /// The final desired replicas.
+    pub desired_replicas: i32,
+    /// Whether the workload was (or, in Preview, would have been) rescaled.
+    pub rescale: bool,
+    /// `Auto` or `Preview`.
+    pub strategy: String,
+    /// One line saying what happened and why.
+    pub summary: String,
+}

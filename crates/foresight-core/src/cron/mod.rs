@@ -1,0 +1,1 @@
+//! Cron windows (see issue: cron).

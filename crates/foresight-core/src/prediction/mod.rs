@@ -1,0 +1,1 @@
+//! Prediction (see issue: prediction).

@@ -1,0 +1,5 @@
+//! One module per subcommand: its arguments and what it runs.
+
+pub mod backtest;
+pub mod explain;
+pub mod validate;

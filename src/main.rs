@@ -1,0 +1,42 @@
+//! The `foresight` command line.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// Foresight: a horizontal autoscaler for Kubernetes with HPA parity, prediction, cron,
+/// and a simulator.
+#[derive(Parser)]
+#[command(name = "foresight", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the decision for a snapshot (spec, observation, history, now) as a table.
+    Explain(cli::explain::ExplainArgs),
+    /// Validate EffectiveHorizontalPodAutoscaler manifests; prints every problem.
+    Validate(cli::validate::ValidateArgs),
+    /// Replay a load trace through rolling forecasts and report their accuracy.
+    Backtest(cli::backtest::BacktestArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Explain(args) => cli::explain::run(args),
+        Command::Validate(args) => cli::validate::run(args),
+        Command::Backtest(args) => cli::backtest::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
