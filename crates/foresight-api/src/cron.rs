@@ -29,18 +29,29 @@ pub struct CronSpec {
 }
 
 /// Validates `spec.crons` (at `path`), appending every problem to `errs`.
-pub fn validate_crons(errs: &mut Vec<crate::validation::FieldError>, path: &str, crons: &[CronSpec]) {
+pub fn validate_crons(
+    errs: &mut Vec<crate::validation::FieldError>,
+    path: &str,
+    crons: &[CronSpec],
+) {
     use crate::validation::FieldError;
     let mut seen = std::collections::BTreeSet::new();
     for (i, c) in crons.iter().enumerate() {
         let p = format!("{path}[{i}]");
         if c.name.is_empty() {
-            errs.push(FieldError::required(format!("{p}.name"), "must name the cron"));
+            errs.push(FieldError::required(
+                format!("{p}.name"),
+                "must name the cron",
+            ));
         } else if !seen.insert(c.name.as_str()) {
             errs.push(FieldError::duplicate(format!("{p}.name"), &c.name));
         }
         if c.target_replicas < 0 {
-            errs.push(FieldError::invalid(format!("{p}.targetReplicas"), c.target_replicas, "must be greater than or equal to 0"));
+            errs.push(FieldError::invalid(
+                format!("{p}.targetReplicas"),
+                c.target_replicas,
+                "must be greater than or equal to 0",
+            ));
         }
     }
 }

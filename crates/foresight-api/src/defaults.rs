@@ -2,8 +2,8 @@
 //! (`SetDefaults_HorizontalPodAutoscaler`, `GenerateHPAScale{Up,Down}Rules`).
 
 use crate::hpa::{
-    HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerSpec, HpaScalingPolicy, HpaScalingRules, MetricSpec,
-    MetricTarget, ResourceMetricSource,
+    HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerSpec, HpaScalingPolicy,
+    HpaScalingRules, MetricSpec, MetricTarget, ResourceMetricSource,
 };
 use crate::spec::EffectiveHorizontalPodAutoscalerSpec;
 
@@ -19,7 +19,11 @@ pub const POLICY_PODS: &str = "Pods";
 pub const POLICY_PERCENT: &str = "Percent";
 
 fn policy(type_: &str, value: i32, period_seconds: i32) -> HpaScalingPolicy {
-    HpaScalingPolicy { type_: type_.to_owned(), value, period_seconds }
+    HpaScalingPolicy {
+        type_: type_.to_owned(),
+        value,
+        period_seconds,
+    }
 }
 
 /// The scale-up rules Kubernetes uses when a behavior leaves scale-up unset.
@@ -27,7 +31,10 @@ pub fn default_scale_up_rules() -> HpaScalingRules {
     HpaScalingRules {
         stabilization_window_seconds: Some(0),
         select_policy: Some(SELECT_MAX.to_owned()),
-        policies: Some(vec![policy(POLICY_PODS, 4, 15), policy(POLICY_PERCENT, 100, 15)]),
+        policies: Some(vec![
+            policy(POLICY_PODS, 4, 15),
+            policy(POLICY_PERCENT, 100, 15),
+        ]),
         tolerance: None,
     }
 }
@@ -48,7 +55,9 @@ pub fn default_scale_down_rules() -> HpaScalingRules {
 fn complete_rules(given: Option<&HpaScalingRules>, defaults: HpaScalingRules) -> HpaScalingRules {
     let Some(given) = given else { return defaults };
     HpaScalingRules {
-        stabilization_window_seconds: given.stabilization_window_seconds.or(defaults.stabilization_window_seconds),
+        stabilization_window_seconds: given
+            .stabilization_window_seconds
+            .or(defaults.stabilization_window_seconds),
         select_policy: given.select_policy.clone().or(defaults.select_policy),
         policies: given.policies.clone().or(defaults.policies),
         tolerance: given.tolerance.clone().or(defaults.tolerance),

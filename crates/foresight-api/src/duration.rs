@@ -12,7 +12,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if trimmed.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("{trimmed:?} has no unit; write e.g. {trimmed}s"));
     }
-    humantime::parse_duration(trimmed).map_err(|e| format!("{trimmed:?} is not a duration ({e}); write e.g. 60s, 5m or 3d"))
+    humantime::parse_duration(trimmed)
+        .map_err(|e| format!("{trimmed:?} is not a duration ({e}); write e.g. 60s, 5m or 3d"))
 }
 
 /// Formats a duration compactly for messages: `1d 4h`, `90s`.
@@ -40,7 +41,10 @@ mod tests {
         assert_eq!(parse_duration("60s").unwrap(), Duration::from_secs(60));
         assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
         assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
-        assert_eq!(parse_duration("3d").unwrap(), Duration::from_secs(3 * 86_400));
+        assert_eq!(
+            parse_duration("3d").unwrap(),
+            Duration::from_secs(3 * 86_400)
+        );
         assert!(parse_duration("60").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("abc").is_err());

@@ -80,7 +80,9 @@ impl LabelSelector {
     /// The selector as Go's `%+v` prints a `*metav1.LabelSelector`; Kubernetes embeds this
     /// text in external-metric names and errors, and parity means printing it the same way.
     pub fn go_format(selector: Option<&LabelSelector>) -> String {
-        let Some(sel) = selector else { return "nil".to_owned() };
+        let Some(sel) = selector else {
+            return "nil".to_owned();
+        };
         let mut s = String::from("&LabelSelector{MatchLabels:map[string]string{");
         for (k, v) in sel.match_labels.iter().flatten() {
             s.push_str(&format!("{k}: {v},"));
@@ -253,12 +255,18 @@ pub struct HpaScalingRules {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub select_policy: Option<String>,
     /// Rate limits; each allows a change of `value` pods or percent per `periodSeconds`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// An explicit empty list is kept (and rejected by validation) but, as in Kubernetes'
+    /// JSON, not written out.
+    #[serde(default, skip_serializing_if = "none_or_empty")]
     pub policies: Option<Vec<HpaScalingPolicy>>,
     /// The usage-ratio dead band for this direction (e.g. `0.05`); the controller's
     /// tolerance (0.1 by default) applies when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<Quantity>,
+}
+
+fn none_or_empty<T>(v: &Option<Vec<T>>) -> bool {
+    v.as_ref().is_none_or(Vec::is_empty)
 }
 
 /// One rate limit.

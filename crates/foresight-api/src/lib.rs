@@ -5,6 +5,7 @@ pub mod cron;
 pub mod defaults;
 pub mod duration;
 pub mod hpa;
+pub mod import;
 pub mod manifest;
 pub mod prediction;
 pub mod quantity;

@@ -60,10 +60,11 @@ pub fn parse_documents(text: &str) -> Result<Vec<serde_json::Value>, SyntaxError
             other => vec![other],
         });
     }
-    let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).map_err(|e| SyntaxError {
-        location: e.location().map(|l| (l.line(), l.column())),
-        message: first_line(&e.to_string()),
-    })?;
+    let docs: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| SyntaxError {
+            location: e.location().map(|l| (l.line(), l.column())),
+            message: first_line(&e.to_string()),
+        })?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
@@ -72,7 +73,10 @@ fn first_line(s: &str) -> String {
 }
 
 /// Deserializes a document into `T`; a type mismatch is reported at its field path.
-pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value, root: &str) -> Result<T, FieldError> {
+pub fn from_value<T: DeserializeOwned>(
+    value: &serde_json::Value,
+    root: &str,
+) -> Result<T, FieldError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let field = match path.as_str() {
@@ -104,13 +108,27 @@ pub enum Document {
 
 /// Recognises a document by `apiVersion` and `kind`, and reads it into the matching type.
 pub fn classify(value: &serde_json::Value) -> Result<Document, FieldError> {
-    let api_version = value.get("apiVersion").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-    let kind = value.get("kind").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    let api_version = value
+        .get("apiVersion")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let kind = value
+        .get("kind")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned();
     let group = api_version.split('/').next().unwrap_or_default();
     match (group, kind.as_str()) {
-        ("autoscaling.foresight.dev", _) if kind == KIND => Ok(Document::Foresight(Box::new(from_value(value, "")?))),
-        ("autoscaling", "HorizontalPodAutoscaler") => Ok(Document::Hpa(Box::new(from_value(value, "")?))),
-        ("autoscaling.crane.io", "EffectiveHorizontalPodAutoscaler") => Ok(Document::Crane(value.clone())),
+        ("autoscaling.foresight.dev", _) if kind == KIND => {
+            Ok(Document::Foresight(Box::new(from_value(value, "")?)))
+        }
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            Ok(Document::Hpa(Box::new(from_value(value, "")?)))
+        }
+        ("autoscaling.crane.io", "EffectiveHorizontalPodAutoscaler") => {
+            Ok(Document::Crane(value.clone()))
+        }
         _ => Ok(Document::Other { api_version, kind }),
     }
 }

@@ -122,24 +122,42 @@ pub struct PercentileSpec {
 pub const ALGORITHMS: &[&str] = &["dsp", "percentile"];
 
 /// Validates `spec.prediction` (at `path`), appending every problem to `errs`.
-pub fn validate_prediction(errs: &mut Vec<crate::validation::FieldError>, path: &str, p: &PredictionSpec) {
+pub fn validate_prediction(
+    errs: &mut Vec<crate::validation::FieldError>,
+    path: &str,
+    p: &PredictionSpec,
+) {
     use crate::duration::parse_duration;
     use crate::validation::FieldError;
 
     if let Some(w) = p.prediction_window_seconds {
         if w < 1 {
-            errs.push(FieldError::invalid(format!("{path}.predictionWindowSeconds"), w, "must be greater than 0"));
+            errs.push(FieldError::invalid(
+                format!("{path}.predictionWindowSeconds"),
+                w,
+                "must be greater than 0",
+            ));
         }
     }
     let Some(alg) = &p.prediction_algorithm else {
-        errs.push(FieldError::required(format!("{path}.predictionAlgorithm"), "must choose an algorithm (dsp or percentile)"));
+        errs.push(FieldError::required(
+            format!("{path}.predictionAlgorithm"),
+            "must choose an algorithm (dsp or percentile)",
+        ));
         return;
     };
     let apath = format!("{path}.predictionAlgorithm");
     if !ALGORITHMS.contains(&alg.algorithm_type.as_str()) {
-        errs.push(FieldError::not_supported(format!("{apath}.algorithmType"), &alg.algorithm_type, ALGORITHMS));
+        errs.push(FieldError::not_supported(
+            format!("{apath}.algorithmType"),
+            &alg.algorithm_type,
+            ALGORITHMS,
+        ));
     }
-    let duration_field = |errs: &mut Vec<FieldError>, field: String, value: &Option<String>| -> Option<std::time::Duration> {
+    let duration_field = |errs: &mut Vec<FieldError>,
+                          field: String,
+                          value: &Option<String>|
+     -> Option<std::time::Duration> {
         let v = value.as_ref()?;
         match parse_duration(v) {
             Ok(d) if d.is_zero() => {
@@ -153,25 +171,37 @@ pub fn validate_prediction(errs: &mut Vec<crate::validation::FieldError>, path: 
             }
         }
     };
-    let fraction = |errs: &mut Vec<FieldError>, field: String, value: &Option<Quantity>, min: f64, max: f64| {
+    let fraction = |errs: &mut Vec<FieldError>,
+                    field: String,
+                    value: &Option<Quantity>,
+                    min: f64,
+                    max: f64| {
         if let Some(q) = value {
             match q.as_f64() {
                 Ok(v) if v >= min && v <= max => {}
-                Ok(_) => errs.push(FieldError::invalid(field, q, format!("must be between {min} and {max}"))),
+                Ok(_) => errs.push(FieldError::invalid(
+                    field,
+                    q,
+                    format!("must be between {min} and {max}"),
+                )),
                 Err(e) => errs.push(FieldError::invalid(field, q, e.to_string())),
             }
         }
     };
     if let Some(dsp) = &alg.dsp {
         let dpath = format!("{apath}.dsp");
-        if let Some(d) = duration_field(errs, format!("{dpath}.sampleInterval"), &dsp.sample_interval) {
+        if let Some(d) = duration_field(
+            errs,
+            format!("{dpath}.sampleInterval"),
+            &dsp.sample_interval,
+        ) {
             if d.as_secs() > 3600 {
                 errs.push(FieldError::invalid(
                     format!("{dpath}.sampleInterval"),
                     dsp.sample_interval.as_deref().unwrap_or_default(),
                     "must be at most 1h",
                 ));
-            } else if d.subsec_nanos() != 0 || 86_400 % d.as_secs() != 0 {
+            } else if d.subsec_nanos() != 0 || !86_400u64.is_multiple_of(d.as_secs()) {
                 errs.push(FieldError::invalid(
                     format!("{dpath}.sampleInterval"),
                     dsp.sample_interval.as_deref().unwrap_or_default(),
@@ -179,7 +209,8 @@ pub fn validate_prediction(errs: &mut Vec<crate::validation::FieldError>, path: 
                 ));
             }
         }
-        if let Some(h) = duration_field(errs, format!("{dpath}.historyLength"), &dsp.history_length) {
+        if let Some(h) = duration_field(errs, format!("{dpath}.historyLength"), &dsp.history_length)
+        {
             if h.as_secs() < 48 * 3600 {
                 errs.push(FieldError::invalid(
                     format!("{dpath}.historyLength"),
@@ -190,24 +221,54 @@ pub fn validate_prediction(errs: &mut Vec<crate::validation::FieldError>, path: 
         }
         if let Some(est) = &dsp.estimators {
             for (i, m) in est.max_value.iter().enumerate() {
-                fraction(errs, format!("{dpath}.estimators.maxValue[{i}].marginFraction"), &m.margin_fraction, 0.0, 10.0);
+                fraction(
+                    errs,
+                    format!("{dpath}.estimators.maxValue[{i}].marginFraction"),
+                    &m.margin_fraction,
+                    0.0,
+                    10.0,
+                );
             }
             for (i, f) in est.fft.iter().enumerate() {
                 let fpath = format!("{dpath}.estimators.fft[{i}]");
-                fraction(errs, format!("{fpath}.marginFraction"), &f.margin_fraction, 0.0, 10.0);
-                fraction(errs, format!("{fpath}.lowAmplitudeThreshold"), &f.low_amplitude_threshold, 0.0, f64::MAX);
-                fraction(errs, format!("{fpath}.highFrequencyThreshold"), &f.high_frequency_threshold, 0.0, f64::MAX);
+                fraction(
+                    errs,
+                    format!("{fpath}.marginFraction"),
+                    &f.margin_fraction,
+                    0.0,
+                    10.0,
+                );
+                fraction(
+                    errs,
+                    format!("{fpath}.lowAmplitudeThreshold"),
+                    &f.low_amplitude_threshold,
+                    0.0,
+                    f64::MAX,
+                );
+                fraction(
+                    errs,
+                    format!("{fpath}.highFrequencyThreshold"),
+                    &f.high_frequency_threshold,
+                    0.0,
+                    f64::MAX,
+                );
                 for (field, v) in [
                     ("minNumOfSpectrumItems", f.min_num_of_spectrum_items),
                     ("maxNumOfSpectrumItems", f.max_num_of_spectrum_items),
                 ] {
                     if let Some(v) = v {
                         if v < 1 {
-                            errs.push(FieldError::invalid(format!("{fpath}.{field}"), v, "must be greater than 0"));
+                            errs.push(FieldError::invalid(
+                                format!("{fpath}.{field}"),
+                                v,
+                                "must be greater than 0",
+                            ));
                         }
                     }
                 }
-                if let (Some(lo), Some(hi)) = (f.min_num_of_spectrum_items, f.max_num_of_spectrum_items) {
+                if let (Some(lo), Some(hi)) =
+                    (f.min_num_of_spectrum_items, f.max_num_of_spectrum_items)
+                {
                     if lo > hi {
                         errs.push(FieldError::invalid(
                             format!("{fpath}.maxNumOfSpectrumItems"),
@@ -223,12 +284,28 @@ pub fn validate_prediction(errs: &mut Vec<crate::validation::FieldError>, path: 
         let ppath = format!("{apath}.percentile");
         duration_field(errs, format!("{ppath}.sampleInterval"), &pc.sample_interval);
         duration_field(errs, format!("{ppath}.historyLength"), &pc.history_length);
-        fraction(errs, format!("{ppath}.percentile"), &pc.percentile, 0.0, 1.0);
-        fraction(errs, format!("{ppath}.marginFraction"), &pc.margin_fraction, 0.0, 10.0);
+        fraction(
+            errs,
+            format!("{ppath}.percentile"),
+            &pc.percentile,
+            0.0,
+            1.0,
+        );
+        fraction(
+            errs,
+            format!("{ppath}.marginFraction"),
+            &pc.margin_fraction,
+            0.0,
+            10.0,
+        );
         if let Some(q) = &pc.target_utilization {
             match q.as_f64() {
                 Ok(v) if v > 0.0 && v <= 1.0 => {}
-                _ => errs.push(FieldError::invalid(format!("{ppath}.targetUtilization"), q, "must be in (0, 1]")),
+                _ => errs.push(FieldError::invalid(
+                    format!("{ppath}.targetUtilization"),
+                    q,
+                    "must be in (0, 1]",
+                )),
             }
         }
     }

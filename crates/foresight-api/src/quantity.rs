@@ -16,7 +16,9 @@ pub struct Quantity(pub String);
 
 /// Why a quantity string was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")]
+#[error(
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)]
 pub struct QuantityError;
 
 impl Quantity {
@@ -132,7 +134,7 @@ impl Parsed {
             }
         } else {
             for _ in 0..(-(exp as i64)).min(64) {
-                if num % 10 != 0 {
+                if !num.is_multiple_of(10) {
                     inexact = true;
                 }
                 num /= 10;
@@ -148,7 +150,11 @@ impl Parsed {
         if self.mantissa == 0 && !self.truncated {
             return 0;
         }
-        let magnitude = if saturated || num > i64::MAX as u128 { i64::MAX as u128 } else { num };
+        let magnitude = if saturated || num > i64::MAX as u128 {
+            i64::MAX as u128
+        } else {
+            num
+        };
         let v = magnitude as i64;
         if self.negative {
             -v
@@ -240,11 +246,20 @@ fn parse(s: &str) -> Result<Parsed, QuantityError> {
             if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
                 return Err(QuantityError);
             }
-            let e: i32 = digits.parse::<i64>().map(|v| v.clamp(-10_000, 10_000) as i32).unwrap_or(10_000);
+            let e: i32 = digits
+                .parse::<i64>()
+                .map(|v| v.clamp(-10_000, 10_000) as i32)
+                .unwrap_or(10_000);
             (if neg { -e } else { e }, 0)
         }
     };
-    Ok(Parsed { negative, mantissa, exp10: exp10.saturating_add(extra_exp), pow1024, truncated })
+    Ok(Parsed {
+        negative,
+        mantissa,
+        exp10: exp10.saturating_add(extra_exp),
+        pow1024,
+        truncated,
+    })
 }
 
 /// Formats a milli-value the way Kubernetes prints `NewMilliQuantity(v, DecimalSI)`:
@@ -256,7 +271,7 @@ pub fn format_milli(milli: i64) -> String {
     let negative = milli < 0;
     let mut amount = milli.unsigned_abs() as u128;
     let mut exponent: i32 = -3;
-    while amount >= 10 && amount % 10 == 0 {
+    while amount >= 10 && amount.is_multiple_of(10) {
         amount /= 10;
         exponent += 1;
     }
@@ -310,14 +325,24 @@ mod tests {
         assert_eq!(milli(".5"), 500);
         assert_eq!(milli("5."), 5000);
         assert_eq!(milli("0"), 0);
-        assert_eq!(milli("9999999999999999999999999999999999999999999"), i64::MAX);
-        assert_eq!(milli("1Ei"), i64::MAX, "1Ei in milli overflows i64 and saturates");
+        assert_eq!(
+            milli("9999999999999999999999999999999999999999999"),
+            i64::MAX
+        );
+        assert_eq!(
+            milli("1Ei"),
+            i64::MAX,
+            "1Ei in milli overflows i64 and saturates"
+        );
     }
 
     #[test]
     fn rejects_malformed() {
         for s in ["", "m", "1x", "1.2.3", "--1", "1e", "1Kii", " 1", "1 "] {
-            assert!(Quantity::from(s).milli_value().is_err(), "{s:?} must be rejected");
+            assert!(
+                Quantity::from(s).milli_value().is_err(),
+                "{s:?} must be rejected"
+            );
         }
     }
 

@@ -131,10 +131,14 @@ impl ScalingHistory {
     /// `recommendation_horizon` and events older than `event_horizon` (seconds before `now`).
     /// Decisions are unchanged by this; it only bounds what status carries.
     pub fn compact(&mut self, now: Timestamp, recommendation_horizon: i64, event_horizon: i64) {
-        let keep = |ts: Timestamp, horizon: i64| ts.as_second() >= now.as_second().saturating_sub(horizon);
-        self.recommendations.retain(|r| keep(r.timestamp, recommendation_horizon));
-        self.scale_up_events.retain(|e| keep(e.timestamp, event_horizon));
-        self.scale_down_events.retain(|e| keep(e.timestamp, event_horizon));
+        let keep =
+            |ts: Timestamp, horizon: i64| ts.as_second() >= now.as_second().saturating_sub(horizon);
+        self.recommendations
+            .retain(|r| keep(r.timestamp, recommendation_horizon));
+        self.scale_up_events
+            .retain(|e| keep(e.timestamp, event_horizon));
+        self.scale_down_events
+            .retain(|e| keep(e.timestamp, event_horizon));
     }
 }
 

@@ -6,3 +6,14 @@
 pub mod cron;
 pub mod prediction;
 pub mod trace;
+
+pub mod autoscaler;
+pub mod behavior;
+pub mod conditions;
+pub mod decision;
+pub mod metrics;
+pub mod pods;
+pub mod proposals;
+pub mod replicas;
+pub mod snapshot;
+pub mod time;

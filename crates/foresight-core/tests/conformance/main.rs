@@ -12,7 +12,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+mod behavior;
 mod common;
+mod controller;
+mod defaults;
+mod grouping;
+mod replicas;
+mod validation;
 
 /// One case file.
 struct Case {
@@ -24,7 +30,9 @@ struct Case {
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
@@ -43,11 +51,20 @@ fn load(path: &Path) -> Result<Case, String> {
         .get("name")
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .unwrap_or_else(|| path.file_stem().unwrap_or_default().to_string_lossy().into_owned());
+        .unwrap_or_else(|| {
+            path.file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        });
     Ok(Case {
         path: path.to_owned(),
         name,
-        kind: v.get("kind").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        kind: v
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
         input: v.get("input").cloned().unwrap_or(Value::Null),
         expect: v.get("expect").cloned().unwrap_or(Value::Null),
     })
@@ -55,6 +72,12 @@ fn load(path: &Path) -> Result<Case, String> {
 
 fn check(case: &Case) -> Result<(), String> {
     match case.kind.as_str() {
+        "replicas" => replicas::check(&case.input, &case.expect),
+        "grouping" => grouping::check(&case.input, &case.expect),
+        "behavior" => behavior::check(&case.input, &case.expect),
+        "controller" => controller::check(&case.input, &case.expect),
+        "defaults" => defaults::check(&case.input, &case.expect),
+        "validation" => validation::check(&case.input, &case.expect),
         other => Err(format!("kind {other:?} is not handled by the harness")),
     }
 }
@@ -71,7 +94,11 @@ fn case_dirs() -> Vec<PathBuf> {
 fn conformance() {
     let mut files = Vec::new();
     for dir in case_dirs() {
-        assert!(dir.is_dir(), "conformance directory {} does not exist", dir.display());
+        assert!(
+            dir.is_dir(),
+            "conformance directory {} does not exist",
+            dir.display()
+        );
         collect(&dir, &mut files);
     }
     let mut passed = 0usize;
@@ -92,5 +119,9 @@ fn conformance() {
     }
     println!("conformance: {passed} passed, {} failed", failures.len());
     assert!(passed + failures.len() > 0, "no conformance cases found");
-    assert!(failures.is_empty(), "{} conformance case(s) failed; see FAIL lines above", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} conformance case(s) failed; see FAIL lines above",
+        failures.len()
+    );
 }

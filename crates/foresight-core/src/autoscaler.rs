@@ -1,0 +1,425 @@
+//! An autoscaler ready to decide: its spec defaulted, validated and compiled once (quantities
+//! parsed, behavior resolved), so that each decision does no parsing.
+
+use foresight_api::hpa::{
+    CrossVersionObjectReference, LabelSelector, MetricIdentifier, MetricSpec,
+};
+use foresight_api::spec::{EffectiveHorizontalPodAutoscalerSpec, ScaleStrategy};
+use foresight_api::validation::FieldError;
+use jiff::SignedDuration;
+
+use crate::behavior::{Behavior, LegacyScaleUpLimit};
+use crate::pods::Readiness;
+use crate::replicas::Tolerance;
+
+/// Cluster-wide defaults (Kubernetes' controller flags); each object may override them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ControllerConfig {
+    /// `--horizontal-pod-autoscaler-tolerance`.
+    pub tolerance: f64,
+    /// `--horizontal-pod-autoscaler-cpu-initialization-period`, seconds.
+    pub cpu_initialization_period_seconds: i64,
+    /// `--horizontal-pod-autoscaler-initial-readiness-delay`, seconds.
+    pub initial_readiness_delay_seconds: i64,
+    /// `--horizontal-pod-autoscaler-downscale-stabilization`, seconds.
+    pub downscale_stabilization_seconds: i64,
+    /// `--horizontal-pod-autoscaler-sync-period`, seconds.
+    pub sync_period_seconds: i64,
+    /// The legacy path's scale-up limit.
+    pub legacy_scale_up_limit: LegacyScaleUpLimit,
+    /// The zone `timezone: Local` means (the controller's own zone).
+    pub local_time_zone: jiff::tz::TimeZone,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            tolerance: 0.1,
+            cpu_initialization_period_seconds: 300,
+            initial_readiness_delay_seconds: 30,
+            downscale_stabilization_seconds: 300,
+            sync_period_seconds: 15,
+            legacy_scale_up_limit: LegacyScaleUpLimit::default(),
+            local_time_zone: jiff::tz::TimeZone::UTC,
+        }
+    }
+}
+
+/// A metric's target, with quantities parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Percent of the pods' requests.
+    Utilization(i32),
+    /// Per pod, thousandths.
+    AverageValue(i64),
+    /// Total, thousandths.
+    Value(i64),
+    /// Neither set (Kubernetes reports this when it evaluates the metric).
+    Unset,
+}
+
+/// What a metric measures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetricSource {
+    /// A resource of the pods (`container` set for ContainerResource).
+    Resource {
+        /// `cpu`, `memory`, ...
+        resource: String,
+        /// The container, for ContainerResource.
+        container: Option<String>,
+    },
+    /// A per-pod custom metric.
+    Pods {
+        /// The metric.
+        metric: MetricIdentifier,
+    },
+    /// A metric of one object.
+    Object {
+        /// The metric.
+        metric: MetricIdentifier,
+        /// The object.
+        described_object: CrossVersionObjectReference,
+    },
+    /// An external metric.
+    External {
+        /// The metric.
+        metric: MetricIdentifier,
+    },
+    /// A PromQL query.
+    Prometheus {
+        /// The metric's name.
+        name: String,
+        /// The instant query.
+        query: String,
+        /// The range query for prediction history.
+        history_query: String,
+    },
+    /// A type this version does not know.
+    Unknown {
+        /// The type as written.
+        type_: String,
+    },
+}
+
+/// One metric of the spec, compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// What it measures.
+    pub source: MetricSource,
+    /// Its target.
+    pub target: Target,
+}
+
+impl Metric {
+    /// Compiles a metric spec. Quantities that do not parse were rejected by validation; here
+    /// they leave the target unset, which the decision reports as Kubernetes does.
+    pub fn compile(spec: &MetricSpec) -> Metric {
+        let milli =
+            |q: &Option<foresight_api::Quantity>| q.as_ref().and_then(|q| q.milli_value().ok());
+        // Kubernetes checks AverageValue before Utilization for resources, and AverageValue
+        // before Value for external metrics; Object metrics go by the target's type.
+        let resource_target = |t: &foresight_api::hpa::MetricTarget| match (
+            milli(&t.average_value),
+            t.average_utilization,
+        ) {
+            (Some(v), _) => Target::AverageValue(v),
+            (None, Some(u)) => Target::Utilization(u),
+            (None, None) => Target::Unset,
+        };
+        let value_target =
+            |t: &foresight_api::hpa::MetricTarget| match (milli(&t.average_value), milli(&t.value))
+            {
+                (Some(v), _) => Target::AverageValue(v),
+                (None, Some(v)) => Target::Value(v),
+                (None, None) => Target::Unset,
+            };
+        let unknown = || Metric {
+            source: MetricSource::Unknown {
+                type_: spec.type_.clone(),
+            },
+            target: Target::Unset,
+        };
+        match spec.type_.as_str() {
+            "Resource" => match &spec.resource {
+                Some(r) => Metric {
+                    source: MetricSource::Resource {
+                        resource: r.name.clone(),
+                        container: None,
+                    },
+                    target: resource_target(&r.target),
+                },
+                None => unknown(),
+            },
+            "ContainerResource" => match &spec.container_resource {
+                Some(c) => Metric {
+                    source: MetricSource::Resource {
+                        resource: c.name.clone(),
+                        container: Some(c.container.clone()),
+                    },
+                    target: resource_target(&c.target),
+                },
+                None => unknown(),
+            },
+            "Pods" => match &spec.pods {
+                Some(p) => Metric {
+                    source: MetricSource::Pods {
+                        metric: p.metric.clone(),
+                    },
+                    target: milli(&p.target.average_value)
+                        .map(Target::AverageValue)
+                        .unwrap_or(Target::Unset),
+                },
+                None => unknown(),
+            },
+            "Object" => match &spec.object {
+                Some(o) => Metric {
+                    source: MetricSource::Object {
+                        metric: o.metric.clone(),
+                        described_object: o.described_object.clone(),
+                    },
+                    target: match o.target.type_.as_str() {
+                        "Value" => milli(&o.target.value)
+                            .map(Target::Value)
+                            .unwrap_or(Target::Unset),
+                        "AverageValue" => milli(&o.target.average_value)
+                            .map(Target::AverageValue)
+                            .unwrap_or(Target::Unset),
+                        _ => Target::Unset,
+                    },
+                },
+                None => unknown(),
+            },
+            "External" => match &spec.external {
+                Some(e) => Metric {
+                    source: MetricSource::External {
+                        metric: e.metric.clone(),
+                    },
+                    target: value_target(&e.target),
+                },
+                None => unknown(),
+            },
+            "Prometheus" => match &spec.prometheus {
+                Some(p) => Metric {
+                    source: MetricSource::Prometheus {
+                        name: p.name.clone(),
+                        query: p.query.clone(),
+                        history_query: p.history_query.clone().unwrap_or_else(|| p.query.clone()),
+                    },
+                    target: value_target(&p.target),
+                },
+                None => unknown(),
+            },
+            _ => unknown(),
+        }
+    }
+
+    /// The name Kubernetes uses for this metric in reasons and conditions.
+    pub fn display_name(&self) -> String {
+        match (&self.source, self.target) {
+            (
+                MetricSource::Resource {
+                    resource,
+                    container: None,
+                },
+                Target::Utilization(_),
+            ) => {
+                format!("{resource} resource utilization (percentage of request)")
+            }
+            (
+                MetricSource::Resource {
+                    resource,
+                    container: Some(_),
+                },
+                Target::Utilization(_),
+            ) => {
+                format!("{resource} container resource utilization (percentage of request)")
+            }
+            (MetricSource::Resource { resource, .. }, _) => format!("{resource} resource"),
+            (MetricSource::Pods { metric }, _) => format!("pods metric {}", metric.name),
+            (
+                MetricSource::Object {
+                    metric,
+                    described_object,
+                },
+                Target::Value(_),
+            ) => {
+                format!("{} metric {}", described_object.kind, metric.name)
+            }
+            // Kubernetes really says "external" for Object metrics with an AverageValue target.
+            (MetricSource::Object { metric, .. } | MetricSource::External { metric }, _) => {
+                format!(
+                    "external metric {}({})",
+                    metric.name,
+                    LabelSelector::go_format(metric.selector.as_ref())
+                )
+            }
+            (MetricSource::Prometheus { name, .. }, _) => format!("prometheus metric {name}"),
+            (MetricSource::Unknown { type_ }, _) => format!("{type_} metric"),
+        }
+    }
+
+    /// The key prediction history is stored under: `resource.cpu`, `pods.<name>`, ...
+    pub fn identifier(&self) -> String {
+        match &self.source {
+            MetricSource::Resource {
+                resource,
+                container: None,
+            } => format!("resource.{resource}"),
+            MetricSource::Resource {
+                resource,
+                container: Some(c),
+            } => format!("container-resource.{c}.{resource}"),
+            MetricSource::Pods { metric } => format!("pods.{}", metric.name),
+            MetricSource::Object { metric, .. } => format!("object.{}", metric.name),
+            MetricSource::External { metric } => format!("external.{}", metric.name),
+            MetricSource::Prometheus { name, .. } => format!("prometheus.{name}"),
+            MetricSource::Unknown { type_ } => format!("unknown.{type_}"),
+        }
+    }
+}
+
+/// Settings that Kubernetes has once per cluster and Foresight has per object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// The dead band.
+    pub tolerance: Tolerance,
+    /// CPU readiness rules.
+    pub readiness: Readiness,
+    /// Downscale stabilization when `behavior` leaves it unset, and on the legacy path.
+    pub downscale_stabilization_seconds: i64,
+    /// Seconds between decisions.
+    pub sync_period_seconds: i64,
+    /// The legacy path's scale-up limit.
+    pub legacy_scale_up_limit: LegacyScaleUpLimit,
+}
+
+/// An autoscaler, compiled from its spec.
+#[derive(Clone, Debug)]
+pub struct Autoscaler {
+    /// Namespace of the object (and of its target).
+    pub namespace: String,
+    /// Name of the object.
+    pub name: String,
+    /// The target.
+    pub target: CrossVersionObjectReference,
+    /// Lower bound.
+    pub min_replicas: i32,
+    /// Upper bound.
+    pub max_replicas: i32,
+    /// Metrics, in spec order.
+    pub metrics: Vec<Metric>,
+    /// `behavior`; `None` selects Kubernetes' legacy path.
+    pub behavior: Option<Behavior>,
+    /// Per-object settings.
+    pub settings: Settings,
+    /// Auto or Preview.
+    pub strategy: ScaleStrategy,
+    /// Preview: the count to hold.
+    pub specific_replicas: Option<i32>,
+    /// The spec it was compiled from (defaulted).
+    pub spec: EffectiveHorizontalPodAutoscalerSpec,
+}
+
+impl Autoscaler {
+    /// Defaults, validates and compiles `spec`. Every problem is returned, with its path.
+    pub fn new(
+        namespace: &str,
+        name: &str,
+        spec: &EffectiveHorizontalPodAutoscalerSpec,
+        config: &ControllerConfig,
+    ) -> Result<Autoscaler, Vec<FieldError>> {
+        let errors = foresight_api::validation::validate_spec(spec);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Self::compile_unchecked(namespace, name, spec, config))
+    }
+
+    /// Compiles without validating, for objects already accepted elsewhere (the Kubernetes
+    /// conformance cases validate with Kubernetes' own rules).
+    pub fn compile_unchecked(
+        namespace: &str,
+        name: &str,
+        spec: &EffectiveHorizontalPodAutoscalerSpec,
+        config: &ControllerConfig,
+    ) -> Autoscaler {
+        let mut spec = spec.clone();
+        foresight_api::defaults::default_spec(&mut spec);
+        let downscale = spec
+            .downscale_stabilization_window_seconds
+            .map(i64::from)
+            .unwrap_or(config.downscale_stabilization_seconds);
+        let tolerance = compile_tolerance(&spec, config.tolerance);
+        let readiness = Readiness {
+            cpu_initialization_period: SignedDuration::from_secs(
+                spec.cpu_initialization_period_seconds
+                    .map(i64::from)
+                    .unwrap_or(config.cpu_initialization_period_seconds),
+            ),
+            initial_readiness_delay: SignedDuration::from_secs(
+                spec.initial_readiness_delay_seconds
+                    .map(i64::from)
+                    .unwrap_or(config.initial_readiness_delay_seconds),
+            ),
+        };
+        Autoscaler {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            target: spec.scale_target_ref.clone(),
+            min_replicas: spec.min_replicas_or_default(),
+            max_replicas: spec.max_replicas,
+            metrics: spec.metrics.iter().map(Metric::compile).collect(),
+            behavior: spec
+                .behavior
+                .as_ref()
+                .map(|b| Behavior::from_api(b, downscale)),
+            settings: Settings {
+                tolerance,
+                readiness,
+                downscale_stabilization_seconds: downscale,
+                sync_period_seconds: spec
+                    .sync_period_seconds
+                    .map(i64::from)
+                    .unwrap_or(config.sync_period_seconds),
+                legacy_scale_up_limit: config.legacy_scale_up_limit,
+            },
+            strategy: spec.strategy(),
+            specific_replicas: spec.specific_replicas,
+            spec,
+        }
+    }
+
+    /// `Kind/namespace/name` of the target, as Kubernetes names it in errors.
+    pub fn target_reference(&self) -> String {
+        format!(
+            "{}/{}/{}",
+            self.target.kind, self.namespace, self.target.name
+        )
+    }
+}
+
+/// The dead band: the object's `tolerance` (or the controller's), overridden per direction by
+/// `behavior.scaleUp/scaleDown.tolerance`.
+fn compile_tolerance(spec: &EffectiveHorizontalPodAutoscalerSpec, default: f64) -> Tolerance {
+    let base = spec
+        .tolerance
+        .as_ref()
+        .and_then(|q| q.as_f64().ok())
+        .unwrap_or(default);
+    let direction = |rules: Option<&foresight_api::hpa::HpaScalingRules>| {
+        rules
+            .and_then(|r| r.tolerance.as_ref())
+            .and_then(|q| q.as_f64().ok())
+    };
+    let behavior = spec.behavior.as_ref();
+    let up = direction(behavior.and_then(|b| b.scale_up.as_ref()));
+    let down = direction(behavior.and_then(|b| b.scale_down.as_ref()));
+    if up.is_none() && down.is_none() {
+        return Tolerance::symmetric(base);
+    }
+    Tolerance {
+        up: up.unwrap_or(base),
+        down: down.unwrap_or(base),
+        per_direction: true,
+    }
+}

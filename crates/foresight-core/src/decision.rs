@@ -1,0 +1,659 @@
+//! The decision: `(autoscaler, observation, status, history, now) -> Decision`, following
+//! Kubernetes' `reconcileAutoscaler` step by step, extended with Foresight's sources and
+//! strategies, and recording every step for the explanation.
+
+use foresight_api::hpa::MetricStatus;
+use foresight_api::spec::ScaleStrategy;
+use foresight_api::status::{
+    Condition, ConditionStatus, DecisionRecord, EffectiveHorizontalPodAutoscalerStatus,
+    LimitRecord, ProposalRecord, Recommendation, ScalingHistory,
+};
+use jiff::Timestamp;
+
+use crate::autoscaler::Autoscaler;
+use crate::behavior::{normalize, record_rescale, LimitReason, NormalizeArgs};
+use crate::conditions::{self, ABLE_TO_SCALE, READY, SCALING_ACTIVE, SCALING_LIMITED};
+use crate::metrics::{MetricData, PodResourceSample};
+use crate::pods::Pod;
+use crate::proposals::{evaluate, Scale};
+use crate::replicas::Context;
+
+/// Everything observed for one decision.
+#[derive(Clone, Debug)]
+pub struct Observation {
+    /// The target's scale subresource, or the error reading it.
+    pub scale: Result<Scale, String>,
+    /// Pods matched by the scale's selector.
+    pub pods: Vec<Pod>,
+    /// The PodMetrics list for the pods (metrics.k8s.io), shared by Resource and
+    /// ContainerResource metrics, or the error reading it.
+    pub resource_metrics: Result<Vec<PodResourceSample>, String>,
+    /// What was read for each metric of the spec, in spec order.
+    pub metrics: Vec<MetricData>,
+    /// Other autoscalers (`namespace/name`) whose targets select the same pods.
+    pub conflicts: Vec<String>,
+}
+
+impl Default for Observation {
+    fn default() -> Self {
+        Observation {
+            scale: Ok(Scale::default()),
+            pods: Vec::new(),
+            resource_metrics: Ok(Vec::new()),
+            metrics: Vec::new(),
+            conflicts: Vec::new(),
+        }
+    }
+}
+
+/// Whether an event is routine or a warning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// Routine.
+    Normal,
+    /// Something went wrong.
+    Warning,
+}
+
+impl EventType {
+    /// `Normal` or `Warning`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// A Kubernetes event to emit on the autoscaler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Normal or Warning.
+    pub type_: EventType,
+    /// CamelCase reason.
+    pub reason: String,
+    /// Message.
+    pub message: String,
+}
+
+/// How much of the status a decision rewrites (Kubernetes rewrites less on failures).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusScope {
+    /// Only conditions (the scale could not be read).
+    ConditionsOnly,
+    /// Conditions, current replicas and metrics; the desired count stays (metrics failed).
+    CurrentOnly,
+    /// Everything.
+    Full,
+}
+
+/// The decision, before the shell acts on it.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    /// The instant it was made.
+    pub time: Timestamp,
+    /// `scale.spec.replicas` (0 if the scale could not be read).
+    pub current_replicas: i32,
+    /// The replicas Foresight wants (what `Auto` applies).
+    pub desired_replicas: i32,
+    /// Whether the desired count differs from the current one (and a count was decided).
+    pub rescale: bool,
+    /// The count the shell must write to the target's scale, if any: the desired count in
+    /// `Auto`, `specificReplicas` in `Preview` when it differs from the current count.
+    pub scale_to: Option<i32>,
+    /// Why: Kubernetes' rescale reason (`cpu resource utilization (...) above target`).
+    pub rescale_reason: String,
+    /// `currentMetrics`; `None` when no metric was evaluated.
+    pub metric_statuses: Option<Vec<MetricStatus>>,
+    /// Conditions after the decision (before the write).
+    pub conditions: Vec<Condition>,
+    /// Events to emit before the write.
+    pub events: Vec<Event>,
+    /// History after recording this decision's recommendation.
+    pub history: ScalingHistory,
+    /// The reconcile error, in Kubernetes' words, if any.
+    pub error: Option<String>,
+    /// How much of the status to rewrite.
+    pub scope: StatusScope,
+    /// The explanation.
+    pub record: DecisionRecord,
+}
+
+/// What happened when the shell tried to write `scale_to`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScaleOutcome {
+    /// Nothing was written (no `scale_to`).
+    NotAttempted,
+    /// The write succeeded.
+    Applied,
+    /// The write failed with this error.
+    Failed(String),
+}
+
+/// The decision after acting: what to write to status, which events to emit, the history
+/// to keep, and the reconcile error.
+#[derive(Clone, Debug)]
+pub struct Reconciled {
+    /// The new status.
+    pub status: EffectiveHorizontalPodAutoscalerStatus,
+    /// Events, in order.
+    pub events: Vec<Event>,
+    /// The history to keep.
+    pub history: ScalingHistory,
+    /// The reconcile error, in Kubernetes' words.
+    pub error: Option<String>,
+}
+
+/// One candidate in the combination of proposals.
+struct Candidate {
+    replicas: i32,
+    name: String,
+}
+
+/// Decides for `autoscaler` given what was observed, its current status and its history.
+pub fn decide(
+    autoscaler: &Autoscaler,
+    observation: &Observation,
+    status: &EffectiveHorizontalPodAutoscalerStatus,
+    history: &ScalingHistory,
+    now: Timestamp,
+) -> Decision {
+    let mut d = Decision {
+        time: now,
+        current_replicas: 0,
+        desired_replicas: status.desired_replicas.unwrap_or(0),
+        rescale: false,
+        scale_to: None,
+        rescale_reason: String::new(),
+        metric_statuses: None,
+        conditions: status.conditions.clone(),
+        events: Vec::new(),
+        history: history.clone(),
+        error: None,
+        scope: StatusScope::Full,
+        record: DecisionRecord {
+            time: now,
+            strategy: format!("{:?}", autoscaler.strategy),
+            ..Default::default()
+        },
+    };
+    let reference = autoscaler.target_reference();
+
+    let scale = match &observation.scale {
+        Err(e) => {
+            d.warn("FailedGetScale", e.clone());
+            d.set(
+                ABLE_TO_SCALE,
+                false,
+                "FailedGetScale",
+                format!("the HPA controller was unable to get the target's current scale: {e}"),
+            );
+            d.error = Some(format!(
+                "failed to query scale subresource for {reference}: {e}"
+            ));
+            d.scope = StatusScope::ConditionsOnly;
+            d.record.summary = format!("cannot read the target's scale: {e}");
+            return d;
+        }
+        Ok(scale) => scale,
+    };
+    d.set(
+        ABLE_TO_SCALE,
+        true,
+        "SucceededGetScale",
+        "the HPA controller was able to get the target's current scale",
+    );
+    let current = scale.spec_replicas;
+    d.current_replicas = current;
+    d.record.current_replicas = current;
+    // Kubernetes seeds the history with the current count the first time it sees the object.
+    if d.history.recommendations.is_empty() {
+        d.history.recommendations.push(Recommendation {
+            replicas: current,
+            timestamp: now,
+        });
+    }
+
+    let min = autoscaler.min_replicas;
+    let max = autoscaler.max_replicas;
+    let mut desired;
+    if current == 0 && min != 0 {
+        d.set(
+            SCALING_ACTIVE,
+            false,
+            "ScalingDisabled",
+            "scaling is disabled since the replica count of the target is zero",
+        );
+        desired = 0;
+        d.rescale = false;
+        d.record.summary = "scaling is disabled: the target has zero replicas".to_owned();
+    } else if current > max {
+        desired = max;
+        d.rescale_reason = "Current number of replicas above Spec.MaxReplicas".to_owned();
+        d.rescale = true;
+        d.limit(
+            "bounds",
+            current,
+            max,
+            LimitReason::TooManyReplicas.reason(),
+            "current replicas above maxReplicas",
+        );
+    } else if current < min {
+        desired = min;
+        d.rescale_reason = "Current number of replicas below Spec.MinReplicas".to_owned();
+        d.rescale = true;
+        d.limit(
+            "bounds",
+            current,
+            min,
+            LimitReason::TooFewReplicas.reason(),
+            "current replicas below minReplicas",
+        );
+    } else {
+        let Some((recommended, name)) = d.recommend(autoscaler, observation, scale) else {
+            d.warn(
+                "FailedComputeMetricsReplicas",
+                d.error.clone().unwrap_or_default(),
+            );
+            let cause = d.error.take().unwrap_or_default();
+            d.error = Some(format!("failed to compute desired number of replicas based on listed metrics for {reference}: {cause}"));
+            d.scope = StatusScope::CurrentOnly;
+            d.record.summary = format!("hold at {current}: {cause}");
+            return d;
+        };
+        desired = 0;
+        let mut rescale_metric = String::new();
+        if recommended > desired {
+            desired = recommended;
+            rescale_metric = name;
+        }
+        if desired > current {
+            d.rescale_reason = format!("{rescale_metric} above target");
+        }
+        if desired < current {
+            d.rescale_reason = "All metrics below target".to_owned();
+        }
+        d.record.recommendation = Some(desired);
+        desired = d.normalize(autoscaler, current, desired, now);
+        d.rescale = desired != current;
+    }
+
+    d.desired_replicas = desired;
+    d.scale_to = match autoscaler.strategy {
+        ScaleStrategy::Auto => d.rescale.then_some(desired),
+        ScaleStrategy::Preview => autoscaler.specific_replicas.filter(|n| *n != current),
+    };
+    d.record.desired_replicas = desired;
+    d.record.rescale = d.rescale;
+    if d.record.summary.is_empty() {
+        d.record.summary = d.summary(autoscaler);
+    }
+    d
+}
+
+impl Decision {
+    fn set(&mut self, type_: &str, status: bool, reason: &str, message: impl Into<String>) {
+        conditions::set(
+            &mut self.conditions,
+            type_,
+            ConditionStatus::from_bool(status),
+            reason,
+            message,
+            self.time,
+        );
+    }
+
+    fn warn(&mut self, reason: &str, message: String) {
+        self.events.push(Event {
+            type_: EventType::Warning,
+            reason: reason.to_owned(),
+            message,
+        });
+    }
+
+    fn limit(&mut self, stage: &str, from: i32, to: i32, reason: &str, message: &str) {
+        self.record.limits.push(LimitRecord {
+            stage: stage.to_owned(),
+            from,
+            to,
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+        });
+    }
+
+    /// `computeReplicasForMetrics`: every metric's proposal, combined by maximum. `None` is
+    /// Kubernetes' failure signal (the reason is in `self.error`): a bad selector, all metrics
+    /// failed, or some failed and the rest would scale down.
+    fn recommend(
+        &mut self,
+        a: &Autoscaler,
+        obs: &Observation,
+        scale: &Scale,
+    ) -> Option<(i32, String)> {
+        if scale.selector.is_empty() {
+            self.warn("SelectorRequired", "selector is required".to_owned());
+            self.set(
+                SCALING_ACTIVE,
+                false,
+                "InvalidSelector",
+                "the HPA target's scale is missing a selector",
+            );
+            self.error = Some("selector is required".to_owned());
+            return None;
+        }
+        if !obs.conflicts.is_empty() {
+            let msg = format!(
+                "pods by selector {} are controlled by multiple HPAs: [{}]",
+                scale.selector,
+                obs.conflicts.join(" ")
+            );
+            self.warn("AmbiguousSelector", msg.clone());
+            self.set(SCALING_ACTIVE, false, "AmbiguousSelector", msg.clone());
+            self.error = Some(msg);
+            return None;
+        }
+        let ctx = Context {
+            pods: &obs.pods,
+            tolerance: a.settings.tolerance,
+            readiness: a.settings.readiness,
+            now: self.time,
+        };
+        let mut statuses = vec![MetricStatus::default(); a.metrics.len()];
+        let mut candidates: Vec<Candidate> = Vec::with_capacity(a.metrics.len() + 2);
+        let mut invalid = 0usize;
+        let mut first_failure: Option<(&'static str, String, String)> = None;
+        const NO_DATA: MetricData = MetricData::None;
+        for (i, metric) in a.metrics.iter().enumerate() {
+            let data = obs.metrics.get(i).unwrap_or(&NO_DATA);
+            let name = metric.display_name();
+            match evaluate(
+                metric,
+                data,
+                &obs.resource_metrics,
+                scale,
+                &a.namespace,
+                &ctx,
+            ) {
+                Ok(p) => {
+                    statuses[i] = p.status;
+                    self.record.proposals.push(ProposalRecord {
+                        source: "metric".to_owned(),
+                        name: name.clone(),
+                        replicas: Some(p.replicas),
+                        current: Some(p.current),
+                        target: Some(p.target),
+                        ..Default::default()
+                    });
+                    candidates.push(Candidate {
+                        replicas: p.replicas,
+                        name,
+                    });
+                }
+                Err(f) => {
+                    self.warn(f.reason, f.message.clone());
+                    self.record.proposals.push(ProposalRecord {
+                        source: "metric".to_owned(),
+                        name,
+                        error: Some(f.message.clone()),
+                        ..Default::default()
+                    });
+                    if first_failure.is_none() {
+                        first_failure = Some((f.reason, f.message, f.error));
+                    }
+                    invalid += 1;
+                }
+            }
+        }
+        self.metric_statuses = Some(statuses);
+
+        // The largest proposal wins; on ties the earlier one (Kubernetes' `replicas == 0 ||
+        // proposal > replicas`).
+        let mut winner: Option<&Candidate> = None;
+        for c in &candidates {
+            if winner.is_none_or(|w| w.replicas == 0 || c.replicas > w.replicas) {
+                winner = Some(c);
+            }
+        }
+        let (replicas, name) = winner
+            .map(|w| (w.replicas, w.name.clone()))
+            .unwrap_or((0, String::new()));
+        let total = a.metrics.len();
+        let error = first_failure.as_ref().map(|(_, _, e)| {
+            format!("invalid metrics ({invalid} invalid out of {total}), first error is: {e}")
+        });
+        if invalid >= total.max(1) && candidates.is_empty()
+            || (invalid > 0 && replicas < scale.spec_replicas)
+        {
+            if let Some((reason, message, _)) = &first_failure {
+                let msg = format!("the HPA was unable to compute the replica count: {message}");
+                self.set(SCALING_ACTIVE, false, reason, msg);
+                self.limit(
+                    "failedMetrics",
+                    scale.spec_replicas,
+                    scale.spec_replicas,
+                    reason,
+                    "a metric failed: no scale-down until every metric can be read",
+                );
+            }
+            self.error = error;
+            return None;
+        }
+        self.set(
+            SCALING_ACTIVE,
+            true,
+            "ValidMetricFound",
+            format!("the HPA was able to successfully calculate a replica count from {name}"),
+        );
+        // A partial failure still scales, but the reconcile reports it.
+        self.error = error;
+        Some((replicas, name))
+    }
+
+    /// Stabilization, rate limits and bounds (`normalizeDesiredReplicas[WithBehaviors]`).
+    fn normalize(&mut self, a: &Autoscaler, current: i32, desired: i32, now: Timestamp) -> i32 {
+        let h = &mut self.history;
+        let n = normalize(
+            &mut h.recommendations,
+            &h.scale_up_events,
+            &h.scale_down_events,
+            NormalizeArgs {
+                behavior: a.behavior.as_ref(),
+                current,
+                desired,
+                min_replicas: a.min_replicas,
+                max_replicas: a.max_replicas,
+                legacy_window_seconds: a.settings.downscale_stabilization_seconds,
+                legacy_limit: a.settings.legacy_scale_up_limit,
+                now,
+            },
+        );
+        self.set(
+            ABLE_TO_SCALE,
+            true,
+            n.stabilization.reason(),
+            n.stabilization.message(),
+        );
+        if n.stabilized != desired {
+            self.limit(
+                "stabilization",
+                desired,
+                n.stabilized,
+                n.stabilization.reason(),
+                n.stabilization.message(),
+            );
+        }
+        self.set(
+            SCALING_LIMITED,
+            n.replicas != n.stabilized,
+            n.limit.reason(),
+            n.limit.message(),
+        );
+        if n.replicas != n.stabilized {
+            let stage = match n.limit {
+                LimitReason::ScaleUpLimit | LimitReason::ScaleDownLimit => "policy",
+                _ => "bounds",
+            };
+            self.limit(
+                stage,
+                n.stabilized,
+                n.replicas,
+                n.limit.reason(),
+                n.limit.message(),
+            );
+        }
+        n.replicas
+    }
+
+    fn summary(&self, a: &Autoscaler) -> String {
+        let (current, desired) = (self.current_replicas, self.desired_replicas);
+        let why = if !self.rescale_reason.is_empty() {
+            self.rescale_reason.clone()
+        } else if let Some(l) = self.record.limits.last() {
+            format!("{} ({})", l.message, l.reason)
+        } else {
+            "recommendation matches current size".to_owned()
+        };
+        let verb = if self.rescale {
+            format!("scale {current} -> {desired}")
+        } else {
+            format!("hold at {current}")
+        };
+        let why = match self.record.limits.last() {
+            Some(l) if self.rescale => format!("{why}; {} ({})", l.message, l.reason),
+            _ => why,
+        };
+        match (a.strategy, a.specific_replicas) {
+            (ScaleStrategy::Auto, _) => format!("{verb}: {why}"),
+            (ScaleStrategy::Preview, Some(n)) => {
+                format!("preview, holding specificReplicas {n}; would {verb}: {why}")
+            }
+            (ScaleStrategy::Preview, None) => format!("preview, not applied; would {verb}: {why}"),
+        }
+    }
+
+    /// Completes the reconcile once the shell has acted on `scale_to`.
+    pub fn finish(
+        mut self,
+        autoscaler: &Autoscaler,
+        prior: &EffectiveHorizontalPodAutoscalerStatus,
+        outcome: ScaleOutcome,
+    ) -> Reconciled {
+        let mut status = prior.clone();
+        let current = self.current_replicas;
+        let applied_by_decision = autoscaler.strategy == ScaleStrategy::Auto;
+        let mut scaled = false;
+        match (&self.scale_to, &outcome) {
+            (Some(to), ScaleOutcome::Failed(err)) => {
+                let to = *to;
+                self.events.push(Event {
+                    type_: EventType::Warning,
+                    reason: "FailedRescale".to_owned(),
+                    message: format!(
+                        "New size: {to}; reason: {}; error: {err}",
+                        self.rescale_reason_or_preview(autoscaler)
+                    ),
+                });
+                self.set(
+                    ABLE_TO_SCALE,
+                    false,
+                    "FailedUpdateScale",
+                    format!("the HPA controller was unable to update the target scale: {err}"),
+                );
+                self.error = Some(format!(
+                    "failed to rescale {}: {err}",
+                    autoscaler.target_reference()
+                ));
+                self.scope = StatusScope::CurrentOnly;
+                self.record.summary = format!("failed to scale {current} -> {to}: {err}");
+            }
+            (Some(to), ScaleOutcome::Applied) => {
+                let to = *to;
+                scaled = true;
+                self.set(
+                    ABLE_TO_SCALE,
+                    true,
+                    "SucceededRescale",
+                    format!("the HPA controller was able to update the target scale to {to}"),
+                );
+                self.events.push(Event {
+                    type_: EventType::Normal,
+                    reason: "SuccessfulRescale".to_owned(),
+                    message: format!(
+                        "New size: {to}; reason: {}",
+                        self.rescale_reason_or_preview(autoscaler)
+                    ),
+                });
+                if applied_by_decision {
+                    let h = &mut self.history;
+                    record_rescale(
+                        &mut h.scale_up_events,
+                        &mut h.scale_down_events,
+                        autoscaler.behavior.as_ref(),
+                        current,
+                        to,
+                        self.time,
+                    );
+                }
+            }
+            _ => {}
+        }
+        match self.scope {
+            StatusScope::ConditionsOnly => {}
+            StatusScope::CurrentOnly => {
+                // Kubernetes keeps the previous desired count and metrics here.
+                status.current_replicas = Some(current);
+            }
+            StatusScope::Full => {
+                status.current_replicas = Some(current);
+                // Kubernetes reports the current count as desired when it does not rescale;
+                // Preview reports what Auto would do.
+                let desired = match autoscaler.strategy {
+                    ScaleStrategy::Auto if !scaled => current,
+                    ScaleStrategy::Auto => self.desired_replicas,
+                    ScaleStrategy::Preview => self.desired_replicas,
+                };
+                status.desired_replicas = Some(desired);
+                status.current_metrics = self.metric_statuses.clone().unwrap_or_default();
+                if scaled {
+                    status.last_scale_time = Some(self.time);
+                }
+            }
+        }
+        status.expect_replicas = status.desired_replicas;
+        self.set_ready();
+        status.conditions = self.conditions;
+        status.last_decision = Some(self.record);
+        Reconciled {
+            status,
+            events: self.events,
+            history: self.history,
+            error: self.error,
+        }
+    }
+
+    fn rescale_reason_or_preview(&self, a: &Autoscaler) -> String {
+        match a.strategy {
+            ScaleStrategy::Auto => self.rescale_reason.clone(),
+            ScaleStrategy::Preview => "Preview strategy holds specificReplicas".to_owned(),
+        }
+    }
+
+    /// Foresight's `Ready` condition: false, with the failing condition's reason, when the
+    /// autoscaler could not read its target, its metrics, or write the target.
+    fn set_ready(&mut self) {
+        let failing = [ABLE_TO_SCALE, SCALING_ACTIVE]
+            .iter()
+            .filter_map(|t| conditions::get(&self.conditions, t))
+            .find(|c| c.status == ConditionStatus::False && c.reason != "ScalingDisabled")
+            .map(|c| (c.reason.clone(), c.message.clone()));
+        match failing {
+            Some((reason, message)) => self.set(READY, false, &reason, message),
+            None => self.set(
+                READY,
+                true,
+                "DecisionMade",
+                "the autoscaler decided from its sources",
+            ),
+        }
+    }
+}

@@ -1,0 +1,552 @@
+//! One metric's proposal as Kubernetes' controller computes it (`computeReplicasForMetric`):
+//! the metrics-client step, the replica calculation, the status entry, and — on failure —
+//! the condition reason and the exact error texts Kubernetes reports.
+
+use foresight_api::hpa::{
+    ContainerResourceMetricStatus, CrossVersionObjectReference, ExternalMetricStatus,
+    LabelSelector, MetricIdentifier, MetricStatus, MetricValueStatus, ObjectMetricStatus,
+    PodsMetricStatus, PrometheusMetricStatus, ResourceMetricStatus,
+};
+use foresight_api::quantity::Quantity;
+use jiff::Timestamp;
+
+use crate::autoscaler::{Metric, MetricSource, Target};
+use crate::metrics::{
+    container_resource_values, pod_custom_values, pod_resource_values, MetricData, PodMetricSet,
+    PodResourceSample, ValueSample,
+};
+use crate::replicas::{
+    average_value_replicas, per_pod_replicas, utilization_replicas, value_ratio_replicas, Context,
+};
+use crate::time::GO_ZERO_TIME;
+
+/// What the target's scale subresource reported.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scale {
+    /// `spec.replicas`: the count the controller works from.
+    pub spec_replicas: i32,
+    /// `status.replicas`: used by Object and External AverageValue targets.
+    pub status_replicas: i32,
+    /// `status.selector`, in string form.
+    pub selector: String,
+}
+
+/// A metric's successful proposal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricProposal {
+    /// Proposed replicas.
+    pub replicas: i32,
+    /// The metric's timestamp, as Kubernetes reports it.
+    pub timestamp: Timestamp,
+    /// The status entry for `currentMetrics`.
+    pub status: MetricStatus,
+    /// The current value, formatted for the explanation.
+    pub current: String,
+    /// The target, formatted for the explanation.
+    pub target: String,
+}
+
+/// A metric that could not be evaluated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricFailure {
+    /// The event and condition reason, e.g. `FailedGetResourceMetric`.
+    pub reason: &'static str,
+    /// The text of the event and of the `ScalingActive` condition.
+    pub message: String,
+    /// The error as it appears in the reconcile error (`failed to get ... metric value: ...`).
+    pub error: String,
+}
+
+/// Evaluates `metric` against what was observed. `resource_metrics` is the PodMetrics list
+/// (or the error reading it), shared by all resource metrics.
+pub fn evaluate(
+    metric: &Metric,
+    data: &MetricData,
+    resource_metrics: &Result<Vec<PodResourceSample>, String>,
+    scale: &Scale,
+    namespace: &str,
+    ctx: &Context<'_>,
+) -> Result<MetricProposal, MetricFailure> {
+    match &metric.source {
+        MetricSource::Resource {
+            resource,
+            container,
+        } => resource_metric(
+            metric.target,
+            resource,
+            container.as_deref(),
+            resource_metrics,
+            scale,
+            namespace,
+            ctx,
+        ),
+        MetricSource::Pods { metric: id } => pods_metric(id, metric.target, data, scale, ctx),
+        MetricSource::Object {
+            metric: id,
+            described_object,
+        } => object_metric(
+            id,
+            described_object,
+            metric.target,
+            data,
+            scale,
+            namespace,
+            ctx,
+        ),
+        MetricSource::External { metric: id } => {
+            external_metric(id, metric.target, data, scale, namespace, ctx)
+        }
+        MetricSource::Prometheus { name, .. } => {
+            prometheus_metric(name, metric.target, data, scale, ctx)
+        }
+        MetricSource::Unknown { type_ } => {
+            let err = format!("unknown metric source type {type_:?}");
+            Err(MetricFailure {
+                reason: "InvalidMetricSourceType",
+                message: err.clone(),
+                error: err,
+            })
+        }
+    }
+}
+
+fn milli(v: i64) -> Option<Quantity> {
+    Some(Quantity::from_milli(v))
+}
+
+fn selector_problem(selector: Option<&LabelSelector>) -> Option<String> {
+    for req in selector
+        .iter()
+        .flat_map(|s| s.match_expressions.iter().flatten())
+    {
+        if !matches!(
+            req.operator.as_str(),
+            "In" | "NotIn" | "Exists" | "DoesNotExist"
+        ) {
+            return Some(format!(
+                "{:?} is not a valid label selector operator",
+                req.operator
+            ));
+        }
+    }
+    None
+}
+
+const INVALID_RESOURCE_TARGET: &str =
+    "invalid resource metric source: neither an average utilization target nor an average value (usage) target was set";
+
+#[allow(clippy::too_many_arguments)]
+fn resource_metric(
+    target: Target,
+    resource: &str,
+    container: Option<&str>,
+    resource_metrics: &Result<Vec<PodResourceSample>, String>,
+    scale: &Scale,
+    namespace: &str,
+    ctx: &Context<'_>,
+) -> Result<MetricProposal, MetricFailure> {
+    let (reason, wrap) = match container {
+        None => (
+            "FailedGetResourceMetric",
+            format!("failed to get {resource} resource metric value"),
+        ),
+        Some(c) => (
+            "FailedGetContainerResourceMetric",
+            format!("failed to get {c} container metric value"),
+        ),
+    };
+    let fail = |message: String| MetricFailure {
+        reason,
+        error: format!("{wrap}: {message}"),
+        message,
+    };
+    let what = match target {
+        Target::AverageValue(_) => "usage",
+        Target::Utilization(_) => "utilization",
+        _ => return Err(fail(INVALID_RESOURCE_TARGET.to_owned())),
+    };
+    let calc_fail = |err: String| fail(format!("failed to get {resource} {what}: {err}"));
+
+    // The metrics client (GetResourceMetric).
+    let samples = match resource_metrics {
+        Err(e) => {
+            return Err(calc_fail(format!(
+                "unable to get metrics for resource {resource}: unable to fetch metrics from resource metrics API: {e}"
+            )))
+        }
+        Ok(s) if s.is_empty() => {
+            return Err(calc_fail(format!(
+                "unable to get metrics for resource {resource}: no metrics returned from resource metrics API"
+            )))
+        }
+        Ok(s) => s,
+    };
+    let entries = match container {
+        None => pod_resource_values(samples, resource),
+        Some(c) => container_resource_values(samples, resource, c, namespace).map_err(|e| {
+            calc_fail(format!("unable to get metrics for resource {resource}: failed to get container metrics: {e}"))
+        })?,
+    };
+    let timestamp = samples[0].timestamp;
+    let set = PodMetricSet::join(entries, ctx.pods);
+
+    let (replicas, current_status, current, target_text) = match target {
+        Target::Utilization(t) => {
+            let p = utilization_replicas(ctx, scale.spec_replicas, t, resource, container, &set)
+                .map_err(calc_fail)?;
+            let status = MetricValueStatus {
+                average_value: milli(p.raw_average),
+                average_utilization: Some(p.utilization),
+                value: None,
+            };
+            (
+                p.replicas,
+                status,
+                format!(
+                    "{}% ({})",
+                    p.utilization,
+                    Quantity::from_milli(p.raw_average)
+                ),
+                format!("{t}%"),
+            )
+        }
+        Target::AverageValue(t) => {
+            let (replicas, usage) =
+                average_value_replicas(ctx, scale.spec_replicas, t, resource == "cpu", &set)
+                    .map_err(calc_fail)?;
+            let status = MetricValueStatus {
+                average_value: milli(usage),
+                ..Default::default()
+            };
+            (
+                replicas,
+                status,
+                Quantity::from_milli(usage).to_string(),
+                format!("{} per pod", Quantity::from_milli(t)),
+            )
+        }
+        _ => return Err(fail(INVALID_RESOURCE_TARGET.to_owned())),
+    };
+    let status = match container {
+        None => MetricStatus {
+            type_: "Resource".to_owned(),
+            resource: Some(ResourceMetricStatus {
+                name: resource.to_owned(),
+                current: current_status,
+            }),
+            ..Default::default()
+        },
+        Some(c) => MetricStatus {
+            type_: "ContainerResource".to_owned(),
+            container_resource: Some(ContainerResourceMetricStatus {
+                name: resource.to_owned(),
+                current: current_status,
+                container: c.to_owned(),
+            }),
+            ..Default::default()
+        },
+    };
+    Ok(MetricProposal {
+        replicas,
+        timestamp,
+        status,
+        current,
+        target: target_text,
+    })
+}
+
+fn pods_metric(
+    id: &MetricIdentifier,
+    target: Target,
+    data: &MetricData,
+    scale: &Scale,
+    ctx: &Context<'_>,
+) -> Result<MetricProposal, MetricFailure> {
+    let fail = |message: String| MetricFailure {
+        reason: "FailedGetPodsMetric",
+        error: format!("failed to get pods metric value: {message}"),
+        message,
+    };
+    if let Some(problem) = selector_problem(id.selector.as_ref()) {
+        return Err(fail(problem));
+    }
+    let Target::AverageValue(t) = target else {
+        return Err(fail(
+            "invalid pods metric source: no averageValue target was set".to_owned(),
+        ));
+    };
+    let name = &id.name;
+    let samples =
+        match data {
+            MetricData::PodValues(s) if !s.is_empty() => s,
+            MetricData::PodValues(_) => {
+                return Err(fail(format!(
+                    "unable to get metric {name}: no metrics returned from custom metrics API"
+                )))
+            }
+            MetricData::Failed(e) => return Err(fail(format!(
+                "unable to get metric {name}: unable to fetch metrics from custom metrics API: {e}"
+            ))),
+            _ => {
+                return Err(fail(format!(
+                    "unable to get metric {name}: no per-pod values were read for this metric"
+                )))
+            }
+        };
+    let timestamp = samples[0].timestamp;
+    let set = PodMetricSet::join(pod_custom_values(samples), ctx.pods);
+    let (replicas, usage) =
+        average_value_replicas(ctx, scale.spec_replicas, t, false, &set).map_err(fail)?;
+    Ok(MetricProposal {
+        replicas,
+        timestamp,
+        status: MetricStatus {
+            type_: "Pods".to_owned(),
+            pods: Some(PodsMetricStatus {
+                metric: id.clone(),
+                current: MetricValueStatus {
+                    average_value: milli(usage),
+                    ..Default::default()
+                },
+            }),
+            ..Default::default()
+        },
+        current: format!("{} per pod", Quantity::from_milli(usage)),
+        target: format!("{} per pod", Quantity::from_milli(t)),
+    })
+}
+
+/// The value(s) an Object, External or Prometheus metric returned, or the fetch error text
+/// (already in the metrics client's words).
+fn read_values<'d>(data: &'d MetricData, api: &str) -> Result<&'d [ValueSample], String> {
+    match data {
+        MetricData::Values(v) if !v.is_empty() => Ok(v),
+        MetricData::Values(_) => Err(format!("no metrics returned from {api}")),
+        MetricData::Object(v) => Ok(std::slice::from_ref(v)),
+        MetricData::Failed(e) => Err(format!("unable to fetch metrics from {api}: {e}")),
+        MetricData::None | MetricData::PodValues(_) => {
+            Err(format!("no metrics returned from {api}"))
+        }
+    }
+}
+
+fn sum(values: &[ValueSample]) -> i64 {
+    values
+        .iter()
+        .fold(0i64, |acc, v| acc.saturating_add(v.value))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn object_metric(
+    id: &MetricIdentifier,
+    described: &CrossVersionObjectReference,
+    target: Target,
+    data: &MetricData,
+    scale: &Scale,
+    namespace: &str,
+    ctx: &Context<'_>,
+) -> Result<MetricProposal, MetricFailure> {
+    let reason = "FailedGetObjectMetric";
+    let plain = |message: String| MetricFailure {
+        reason,
+        error: format!("failed to get object metric value: {message}"),
+        message,
+    };
+    if let Some(problem) = selector_problem(id.selector.as_ref()) {
+        return Err(plain(problem));
+    }
+    let name = &id.name;
+    // Kubernetes' format string puts its arguments in the wrong order; parity keeps it.
+    let fetch_error = |e: String| {
+        format!(
+            "unable to get metric {name}: {} on {namespace} {}/{e}",
+            described.kind, described.name
+        )
+    };
+    match target {
+        Target::Value(t) => {
+            let values = read_values(data, "custom metrics API").map_err(|e| plain(fetch_error(e)))?;
+            let usage = values[0].value;
+            let replicas = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64).map_err(plain)?;
+            Ok(MetricProposal {
+                replicas,
+                timestamp: GO_ZERO_TIME,
+                status: MetricStatus {
+                    type_: "Object".to_owned(),
+                    object: Some(ObjectMetricStatus {
+                        metric: id.clone(),
+                        current: MetricValueStatus { value: milli(usage), ..Default::default() },
+                        described_object: described.clone(),
+                    }),
+                    ..Default::default()
+                },
+                current: Quantity::from_milli(usage).to_string(),
+                target: Quantity::from_milli(t).to_string(),
+            })
+        }
+        Target::AverageValue(t) => {
+            let wrapped = |message: String| MetricFailure {
+                reason,
+                error: format!("failed to get object metric value: failed to get {name} object metric: {message}"),
+                message,
+            };
+            let values = read_values(data, "custom metrics API").map_err(|e| wrapped(fetch_error(e)))?;
+            let (replicas, average) = per_pod_replicas(ctx.tolerance, scale.status_replicas, t, values[0].value);
+            Ok(MetricProposal {
+                replicas,
+                timestamp: values[0].timestamp,
+                status: MetricStatus {
+                    type_: "Object".to_owned(),
+                    object: Some(ObjectMetricStatus {
+                        metric: id.clone(),
+                        current: MetricValueStatus { average_value: milli(average), ..Default::default() },
+                        // Kubernetes leaves the described object empty here.
+                        described_object: CrossVersionObjectReference::default(),
+                    }),
+                    ..Default::default()
+                },
+                current: format!("{} per replica", Quantity::from_milli(average)),
+                target: format!("{} per replica", Quantity::from_milli(t)),
+            })
+        }
+        _ => Err(plain("invalid object metric source: neither a value target nor an average value target was set".to_owned())),
+    }
+}
+
+fn external_metric(
+    id: &MetricIdentifier,
+    target: Target,
+    data: &MetricData,
+    scale: &Scale,
+    namespace: &str,
+    ctx: &Context<'_>,
+) -> Result<MetricProposal, MetricFailure> {
+    let name = &id.name;
+    let reason = "FailedGetExternalMetric";
+    let wrap_with = |inner: String| {
+        move |message: String| MetricFailure {
+            reason,
+            error: format!("failed to get {name} external metric value: {inner}{message}"),
+            message,
+        }
+    };
+    let fetch_error = |e: String| {
+        format!(
+            "unable to get external metric {namespace}/{name}/{}: {e}",
+            LabelSelector::go_format(id.selector.as_ref())
+        )
+    };
+    match target {
+        Target::AverageValue(t) => {
+            let fail = wrap_with(format!("failed to get {name} external metric: "));
+            if let Some(p) = selector_problem(id.selector.as_ref()) {
+                return Err(fail(p));
+            }
+            let values =
+                read_values(data, "external metrics API").map_err(|e| fail(fetch_error(e)))?;
+            let (replicas, average) =
+                per_pod_replicas(ctx.tolerance, scale.status_replicas, t, sum(values));
+            Ok(MetricProposal {
+                replicas,
+                timestamp: values[0].timestamp,
+                status: external_status(
+                    id,
+                    MetricValueStatus {
+                        average_value: milli(average),
+                        ..Default::default()
+                    },
+                ),
+                current: format!("{} per replica", Quantity::from_milli(average)),
+                target: format!("{} per replica", Quantity::from_milli(t)),
+            })
+        }
+        Target::Value(t) => {
+            let fail = wrap_with(format!("failed to get external metric {name}: "));
+            if let Some(p) = selector_problem(id.selector.as_ref()) {
+                return Err(fail(p));
+            }
+            let values =
+                read_values(data, "external metrics API").map_err(|e| fail(fetch_error(e)))?;
+            let usage = sum(values);
+            let replicas = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64)
+                .map_err(fail)?;
+            Ok(MetricProposal {
+                replicas,
+                timestamp: GO_ZERO_TIME,
+                status: external_status(
+                    id,
+                    MetricValueStatus {
+                        value: milli(usage),
+                        ..Default::default()
+                    },
+                ),
+                current: Quantity::from_milli(usage).to_string(),
+                target: Quantity::from_milli(t).to_string(),
+            })
+        }
+        _ => {
+            let msg = "invalid external metric source: neither a value target nor an average value target was set";
+            Err(wrap_with(String::new())(msg.to_owned()))
+        }
+    }
+}
+
+fn external_status(id: &MetricIdentifier, current: MetricValueStatus) -> MetricStatus {
+    MetricStatus {
+        type_: "External".to_owned(),
+        external: Some(ExternalMetricStatus {
+            metric: id.clone(),
+            current,
+        }),
+        ..Default::default()
+    }
+}
+
+/// `type: Prometheus`: a PromQL value, with External semantics for its target.
+fn prometheus_metric(
+    name: &str,
+    target: Target,
+    data: &MetricData,
+    scale: &Scale,
+    ctx: &Context<'_>,
+) -> Result<MetricProposal, MetricFailure> {
+    let fail = |message: String| MetricFailure {
+        reason: "FailedGetPrometheusMetric",
+        error: format!("failed to get {name} prometheus metric value: {message}"),
+        message,
+    };
+    let values = read_values(data, "Prometheus")
+        .map_err(|e| fail(format!("unable to query prometheus metric {name}: {e}")))?;
+    let usage = sum(values);
+    let status = |current| MetricStatus {
+        type_: "Prometheus".to_owned(),
+        prometheus: Some(PrometheusMetricStatus {
+            name: name.to_owned(),
+            current,
+        }),
+        ..Default::default()
+    };
+    match target {
+        Target::AverageValue(t) => {
+            let (replicas, average) = per_pod_replicas(ctx.tolerance, scale.status_replicas, t, usage);
+            Ok(MetricProposal {
+                replicas,
+                timestamp: values[0].timestamp,
+                status: status(MetricValueStatus { average_value: milli(average), ..Default::default() }),
+                current: format!("{} per replica", Quantity::from_milli(average)),
+                target: format!("{} per replica", Quantity::from_milli(t)),
+            })
+        }
+        Target::Value(t) => {
+            let replicas = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64).map_err(fail)?;
+            Ok(MetricProposal {
+                replicas,
+                timestamp: values[0].timestamp,
+                status: status(MetricValueStatus { value: milli(usage), ..Default::default() }),
+                current: Quantity::from_milli(usage).to_string(),
+                target: Quantity::from_milli(t).to_string(),
+            })
+        }
+        _ => Err(fail("invalid prometheus metric source: neither a value target nor an average value target was set".to_owned())),
+    }
+}

@@ -1,0 +1,311 @@
+//! One metric's proposal: Kubernetes' `ReplicaCalculator`, step for step.
+//!
+//! Arithmetic follows Kubernetes (integer division that truncates, `f64` ratios, `ceil`), but
+//! sums are widened to `i128` and conversions saturate, so no input can overflow or panic.
+
+use jiff::Timestamp;
+
+use crate::metrics::PodMetricSet;
+use crate::pods::{group_pods, pod_requests, Grouping, Pod, PodClass, Readiness};
+
+/// The usage-ratio dead band.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Allowed ratio above 1 before scaling up.
+    pub up: f64,
+    /// Allowed ratio below 1 before scaling down.
+    pub down: f64,
+    /// Whether a direction was configured on its own. Kubernetes ≤1.32 tests `|1 − r| ≤ tol`;
+    /// 1.33+ with per-direction tolerances tests `1 − down ≤ r ≤ 1 + up`. The two differ in
+    /// the last bit at the boundary, so the old form is kept until a direction is configured.
+    pub per_direction: bool,
+}
+
+impl Tolerance {
+    /// One tolerance for both directions (Kubernetes' `--horizontal-pod-autoscaler-tolerance`).
+    pub fn symmetric(tol: f64) -> Self {
+        Tolerance {
+            up: tol,
+            down: tol,
+            per_direction: false,
+        }
+    }
+
+    /// Whether `ratio` is close enough to 1 that the count should not change.
+    pub fn within(&self, ratio: f64) -> bool {
+        if self.per_direction {
+            1.0 - self.down <= ratio && ratio <= 1.0 + self.up
+        } else {
+            (1.0 - ratio).abs() <= self.up
+        }
+    }
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance::symmetric(0.1)
+    }
+}
+
+/// What every calculation needs besides the metric.
+#[derive(Clone, Copy, Debug)]
+pub struct Context<'a> {
+    /// Pods matched by the target's selector.
+    pub pods: &'a [Pod],
+    /// The dead band.
+    pub tolerance: Tolerance,
+    /// CPU readiness rules.
+    pub readiness: Readiness,
+    /// The frozen clock.
+    pub now: Timestamp,
+}
+
+/// Kubernetes' error when the selector matches no pod.
+pub const NO_PODS: &str = "no pods returned by selector while calculating replica count";
+/// Kubernetes' error when every pod with a metric is unready or ignored.
+pub const NO_READY_METRICS: &str =
+    "did not receive metrics for targeted pods (pods might be unready)";
+
+/// `int32(math.Ceil(x))` without Go's undefined behaviour: saturates, NaN gives 0.
+pub fn ceil_i32(x: f64) -> i32 {
+    x.ceil() as i32
+}
+
+fn saturate_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+fn saturate_i32(v: i128) -> i32 {
+    v.clamp(i32::MIN as i128, i32::MAX as i128) as i32
+}
+
+/// A Utilization target's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UtilizationProposal {
+    /// Proposed replicas.
+    pub replicas: i32,
+    /// Current utilization, percent of requests (truncated).
+    pub utilization: i32,
+    /// Current raw average per pod, in thousandths.
+    pub raw_average: i64,
+}
+
+/// Sums over the entries that have a request (pods in the list), as
+/// `GetResourceUtilizationRatio`: `(metrics total, requests total, count)`.
+struct RatioSums {
+    metrics: i128,
+    requests: i128,
+    count: i128,
+}
+
+impl RatioSums {
+    fn utilization(&self, target: i32) -> Result<(f64, i32, i64), String> {
+        if self.requests == 0 {
+            return Err("no metrics returned matched known pods".to_owned());
+        }
+        let utilization = saturate_i32(self.metrics.saturating_mul(100) / self.requests);
+        let raw_average = if self.count == 0 {
+            0
+        } else {
+            saturate_i64(self.metrics / self.count)
+        };
+        Ok((
+            f64::from(utilization) / f64::from(target),
+            utilization,
+            raw_average,
+        ))
+    }
+}
+
+/// `GetResourceReplicas`: Resource or ContainerResource metric with a Utilization target.
+pub fn utilization_replicas(
+    ctx: &Context<'_>,
+    current: i32,
+    target_utilization: i32,
+    resource: &str,
+    container: Option<&str>,
+    metrics: &PodMetricSet<'_>,
+) -> Result<UtilizationProposal, String> {
+    if ctx.pods.is_empty() {
+        return Err(NO_PODS.to_owned());
+    }
+    let groups = group_pods(
+        ctx.pods,
+        &metrics.timings(),
+        resource == "cpu",
+        &ctx.readiness,
+        ctx.now,
+    );
+    if groups.ready_count + metrics.unmatched == 0 {
+        return Err(NO_READY_METRICS.to_owned());
+    }
+    let requests = pod_requests(ctx.pods, resource, container)?;
+
+    let mut sums = RatioSums {
+        metrics: 0,
+        requests: 0,
+        count: 0,
+    };
+    for (i, class) in groups.classes.iter().enumerate() {
+        if *class == PodClass::Ready {
+            sums.metrics += i128::from(metrics.value_of_pod(i).unwrap_or(0));
+            sums.requests += i128::from(requests[i]);
+            sums.count += 1;
+        }
+    }
+    let (ratio, utilization, raw_average) = sums.utilization(target_utilization)?;
+    let outcome = |replicas| {
+        Ok(UtilizationProposal {
+            replicas,
+            utilization,
+            raw_average,
+        })
+    };
+
+    let scale_up_with_unready = groups.unready_count > 0 && ratio > 1.0;
+    if !scale_up_with_unready && groups.missing_count == 0 {
+        if ctx.tolerance.within(ratio) {
+            return outcome(current);
+        }
+        return outcome(ceil_i32(ratio * groups.ready_count as f64));
+    }
+
+    // Rebalance: assume missing pods use their request (or the target, if above 100%) on a
+    // scale-down and nothing on a scale-up; unready pods use nothing on a scale-up.
+    let fallback = i128::from(target_utilization.max(100));
+    let mut entries = groups.ready_count + metrics.unmatched;
+    for (i, class) in groups.classes.iter().enumerate() {
+        let value = match class {
+            PodClass::Missing if ratio < 1.0 => i128::from(requests[i]) * fallback / 100,
+            PodClass::Missing if ratio > 1.0 => 0,
+            PodClass::Unready if scale_up_with_unready => 0,
+            _ => continue,
+        };
+        sums.metrics += value;
+        sums.requests += i128::from(requests[i]);
+        sums.count += 1;
+        entries += 1;
+    }
+    let (new_ratio, _, _) = sums.utilization(target_utilization)?;
+    outcome(rebalanced_replicas(ctx, current, ratio, new_ratio, entries))
+}
+
+/// The no-flip rules shared by both rebalancing paths (Kubernetes' last steps).
+fn rebalanced_replicas(
+    ctx: &Context<'_>,
+    current: i32,
+    ratio: f64,
+    new_ratio: f64,
+    entries: usize,
+) -> i32 {
+    if ctx.tolerance.within(new_ratio)
+        || (ratio < 1.0 && new_ratio > 1.0)
+        || (ratio > 1.0 && new_ratio < 1.0)
+    {
+        return current;
+    }
+    let replicas = ceil_i32(new_ratio * entries as f64);
+    if (new_ratio < 1.0 && replicas > current) || (new_ratio > 1.0 && replicas < current) {
+        return current;
+    }
+    replicas
+}
+
+/// `calcPlainMetricReplicas`: Pods metrics and Resource AverageValue targets. Returns the
+/// proposal and the current average usage (thousandths).
+pub fn average_value_replicas(
+    ctx: &Context<'_>,
+    current: i32,
+    target: i64,
+    cpu_rules: bool,
+    metrics: &PodMetricSet<'_>,
+) -> Result<(i32, i64), String> {
+    if ctx.pods.is_empty() {
+        return Err(NO_PODS.to_owned());
+    }
+    let groups: Grouping = group_pods(
+        ctx.pods,
+        &metrics.timings(),
+        cpu_rules,
+        &ctx.readiness,
+        ctx.now,
+    );
+    let mut entries = groups.ready_count + metrics.unmatched;
+    if entries == 0 {
+        return Err(NO_READY_METRICS.to_owned());
+    }
+    let mut total: i128 = metrics.unmatched_total(ctx.pods);
+    for (i, class) in groups.classes.iter().enumerate() {
+        if *class == PodClass::Ready {
+            total += i128::from(metrics.value_of_pod(i).unwrap_or(0));
+        }
+    }
+    let usage = saturate_i64(total / entries as i128);
+    let ratio = usage as f64 / target as f64;
+
+    let scale_up_with_unready = groups.unready_count > 0 && ratio > 1.0;
+    if !scale_up_with_unready && groups.missing_count == 0 {
+        if ctx.tolerance.within(ratio) {
+            return Ok((current, usage));
+        }
+        return Ok((ceil_i32(ratio * groups.ready_count as f64), usage));
+    }
+
+    // Rebalance: missing pods at exactly the target on a scale-down, at zero on a scale-up;
+    // unready pods at zero on a scale-up.
+    for class in &groups.classes {
+        let value = match class {
+            PodClass::Missing if ratio < 1.0 => i128::from(target),
+            PodClass::Missing if ratio > 1.0 => 0,
+            PodClass::Unready if scale_up_with_unready => 0,
+            _ => continue,
+        };
+        total += value;
+        entries += 1;
+    }
+    let new_usage = saturate_i64(total / entries as i128);
+    let new_ratio = new_usage as f64 / target as f64;
+    Ok((
+        rebalanced_replicas(ctx, current, ratio, new_ratio, entries),
+        usage,
+    ))
+}
+
+/// `getUsageRatioReplicaCount`: Object and External metrics with a Value target. Only the
+/// running, ready pods count; from zero replicas the ratio alone decides.
+pub fn value_ratio_replicas(ctx: &Context<'_>, current: i32, ratio: f64) -> Result<i32, String> {
+    if current == 0 {
+        return Ok(ceil_i32(ratio));
+    }
+    if ctx.tolerance.within(ratio) {
+        return Ok(current);
+    }
+    if ctx.pods.is_empty() {
+        return Err(format!("unable to calculate ready pods: {NO_PODS}"));
+    }
+    let ready = ctx.pods.iter().filter(|p| p.is_running_and_ready()).count();
+    Ok(ceil_i32(ratio * ready as f64))
+}
+
+/// `Get{Object,External}PerPodMetricReplicas`: AverageValue targets for Object and External
+/// metrics, against `scale.status.replicas`; pods play no part. Returns the proposal and the
+/// average per replica. With zero status replicas (which Kubernetes turns into infinities),
+/// the proposal is `ceil(usage / target)` and the reported average is the total.
+pub fn per_pod_replicas(
+    tolerance: Tolerance,
+    status_replicas: i32,
+    target: i64,
+    usage: i64,
+) -> (i32, i64) {
+    let mut replicas = status_replicas;
+    let ratio = usage as f64 / (target as f64 * f64::from(status_replicas));
+    if !tolerance.within(ratio) {
+        replicas = ceil_i32(usage as f64 / target as f64);
+    }
+    let average = if status_replicas == 0 {
+        usage
+    } else {
+        (usage as f64 / f64::from(status_replicas)).ceil() as i64
+    };
+    (replicas, average)
+}
