@@ -316,6 +316,8 @@ pub struct Autoscaler {
     pub strategy: ScaleStrategy,
     /// Preview: the count to hold.
     pub specific_replicas: Option<i32>,
+    /// How far ahead forecasts are scaled for, seconds; `None` when prediction is off.
+    pub prediction_window_seconds: Option<i64>,
     /// The spec it was compiled from (defaulted).
     pub spec: EffectiveHorizontalPodAutoscalerSpec,
 }
@@ -385,6 +387,11 @@ impl Autoscaler {
             },
             strategy: spec.strategy(),
             specific_replicas: spec.specific_replicas,
+            prediction_window_seconds: spec
+                .prediction
+                .as_ref()
+                .filter(|p| p.prediction_algorithm.is_some())
+                .map(|p| i64::from(p.prediction_window_seconds.unwrap_or(3600))),
             spec,
         }
     }

@@ -12,7 +12,10 @@ use jiff::Timestamp;
 
 use crate::autoscaler::Autoscaler;
 use crate::behavior::{normalize, record_rescale, LimitReason, NormalizeArgs};
-use crate::conditions::{self, ABLE_TO_SCALE, READY, SCALING_ACTIVE, SCALING_LIMITED};
+use crate::conditions::{
+    self, ABLE_TO_SCALE, PREDICTION_READY, READY, SCALING_ACTIVE, SCALING_LIMITED,
+};
+use crate::forecasting::{forecast_proposal, ForecastInput};
 use crate::metrics::{MetricData, PodResourceSample};
 use crate::pods::Pod;
 use crate::proposals::{evaluate, Scale};
@@ -32,6 +35,8 @@ pub struct Observation {
     pub metrics: Vec<MetricData>,
     /// Other autoscalers (`namespace/name`) whose targets select the same pods.
     pub conflicts: Vec<String>,
+    /// What prediction offers for each metric, in spec order (empty when prediction is off).
+    pub forecasts: Vec<ForecastInput>,
 }
 
 impl Default for Observation {
@@ -42,6 +47,7 @@ impl Default for Observation {
             resource_metrics: Ok(Vec::new()),
             metrics: Vec::new(),
             conflicts: Vec::new(),
+            forecasts: Vec::new(),
         }
     }
 }
@@ -405,6 +411,7 @@ impl Decision {
             }
         }
         self.metric_statuses = Some(statuses);
+        self.predict(a, obs, scale, &ctx, &mut candidates);
 
         // The largest proposal wins; on ties the earlier one (Kubernetes' `replicas == 0 ||
         // proposal > replicas`).
@@ -447,6 +454,116 @@ impl Decision {
         // A partial failure still scales, but the reconcile reports it.
         self.error = error;
         Some((replicas, name))
+    }
+
+    /// Prediction proposals: for each metric with a ready forecast, the replicas its peak
+    /// inside the window needs. Metrics without one fall back to their observed value, and the
+    /// `PredictionReady` condition says why.
+    fn predict(
+        &mut self,
+        a: &Autoscaler,
+        obs: &Observation,
+        scale: &Scale,
+        ctx: &Context<'_>,
+        candidates: &mut Vec<Candidate>,
+    ) {
+        let Some(window) = a.prediction_window_seconds else {
+            conditions::remove(&mut self.conditions, PREDICTION_READY);
+            return;
+        };
+        let mut in_use = Vec::new();
+        let mut missing = Vec::new();
+        let mut failed = false;
+        for (i, metric) in a.metrics.iter().enumerate() {
+            let id = metric.identifier();
+            let name = format!("predicted {}", metric.display_name());
+            let reason = match obs.forecasts.get(i).unwrap_or(&ForecastInput::Off) {
+                ForecastInput::Off => {
+                    missing.push(format!("{id}: no forecast supplied"));
+                    continue;
+                }
+                ForecastInput::NotReady(r) => r.clone(),
+                ForecastInput::Failed(e) => {
+                    failed = true;
+                    format!("history unavailable: {e}")
+                }
+                ForecastInput::Ready(f) => {
+                    match forecast_proposal(
+                        metric,
+                        f,
+                        self.time,
+                        window,
+                        scale.spec_replicas,
+                        ctx.pods,
+                        ctx.tolerance,
+                    ) {
+                        Ok(p) => {
+                            let period = match f.period_seconds {
+                                Some(86_400) => ", daily period".to_owned(),
+                                Some(604_800) => ", weekly period".to_owned(),
+                                Some(s) => format!(", period {s}s"),
+                                None => String::new(),
+                            };
+                            self.record.proposals.push(ProposalRecord {
+                                source: "prediction".to_owned(),
+                                name: name.clone(),
+                                replicas: Some(p.replicas),
+                                current: Some(format!("peak {:.3} at {}", p.peak, p.peak_time)),
+                                target: Some(p.target),
+                                detail: Some(format!(
+                                    "{}{period}, estimator {}, window {window}s",
+                                    f.algorithm, f.estimator
+                                )),
+                                ..Default::default()
+                            });
+                            in_use.push(format!("{id} ({}{period})", f.algorithm));
+                            candidates.push(Candidate {
+                                replicas: p.replicas,
+                                name,
+                            });
+                            continue;
+                        }
+                        Err(e) => e,
+                    }
+                }
+            };
+            self.record.proposals.push(ProposalRecord {
+                source: "prediction".to_owned(),
+                name,
+                error: Some(reason.clone()),
+                ..Default::default()
+            });
+            missing.push(format!("{id}: {reason}"));
+        }
+        let (status, reason, message) = match (in_use.is_empty(), missing.is_empty()) {
+            (false, true) => (
+                true,
+                "PredictSucceed",
+                format!("forecasts in use: {}", in_use.join(", ")),
+            ),
+            (false, false) => (
+                false,
+                "PredictPartial",
+                format!(
+                    "forecasts in use: {}; observed metrics only for {}",
+                    in_use.join(", "),
+                    missing.join("; ")
+                ),
+            ),
+            _ => (
+                false,
+                if failed {
+                    "PredictFailed"
+                } else {
+                    "PredictNotReady"
+                },
+                format!(
+                    "no forecast in use, scaling on observed metrics: {}",
+                    missing.join("; ")
+                ),
+            ),
+        };
+        self.set(PREDICTION_READY, status, reason, message);
     }
 
     /// Stabilization, rate limits and bounds (`normalizeDesiredReplicas[WithBehaviors]`).

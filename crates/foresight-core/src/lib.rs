@@ -11,6 +11,8 @@ pub mod autoscaler;
 pub mod behavior;
 pub mod conditions;
 pub mod decision;
+pub mod forecasting;
+pub mod history;
 pub mod metrics;
 pub mod pods;
 pub mod proposals;

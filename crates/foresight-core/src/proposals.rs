@@ -276,23 +276,24 @@ fn pods_metric(
         ));
     };
     let name = &id.name;
-    let samples =
-        match data {
-            MetricData::PodValues(s) if !s.is_empty() => s,
-            MetricData::PodValues(_) => {
-                return Err(fail(format!(
-                    "unable to get metric {name}: no metrics returned from custom metrics API"
-                )))
-            }
-            MetricData::Failed(e) => return Err(fail(format!(
+    let samples = match data {
+        MetricData::PodValues(s) if !s.is_empty() => s,
+        MetricData::PodValues(_) => {
+            return Err(fail(format!(
+                "unable to get metric {name}: no metrics returned from custom metrics API"
+            )))
+        }
+        MetricData::Failed(e) => {
+            return Err(fail(format!(
                 "unable to get metric {name}: unable to fetch metrics from custom metrics API: {e}"
-            ))),
-            _ => {
-                return Err(fail(format!(
-                    "unable to get metric {name}: no per-pod values were read for this metric"
-                )))
-            }
-        };
+            )))
+        }
+        _ => {
+            return Err(fail(format!(
+                "unable to get metric {name}: no per-pod values were read for this metric"
+            )))
+        }
+    };
     let timestamp = samples[0].timestamp;
     let set = PodMetricSet::join(pod_custom_values(samples), ctx.pods);
     let (replicas, usage) =

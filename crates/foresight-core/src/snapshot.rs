@@ -402,5 +402,6 @@ pub fn observation(
         resource_metrics,
         metrics: per_metric,
         conflicts: Vec::new(),
+        forecasts: Vec::new(),
     })
 }
