@@ -8,6 +8,7 @@ pub mod hpa;
 pub mod manifest;
 pub mod prediction;
 pub mod quantity;
+pub mod schedule;
 pub mod spec;
 pub mod status;
 pub mod validation;
