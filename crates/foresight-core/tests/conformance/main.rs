@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod common;
+mod cron;
 
 /// One case file.
 struct Case {
@@ -55,6 +56,7 @@ fn load(path: &Path) -> Result<Case, String> {
 
 fn check(case: &Case) -> Result<(), String> {
     match case.kind.as_str() {
+        "cron" => cron::check(&case.input, &case.expect),
         other => Err(format!("kind {other:?} is not handled by the harness")),
     }
 }
