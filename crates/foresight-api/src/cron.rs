@@ -37,27 +37,47 @@ pub const LOCAL_TIME_ZONE: &str = "Local";
 
 /// A `timezone` that is neither empty, `UTC`, `Local` nor a zone in the time zone database.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown time zone {name:?}: use an IANA name such as \"Europe/Paris\", \"UTC\" or \"Local\" ({reason})")]
+#[error("unknown time zone {name:?}: {reason}")]
 pub struct UnknownTimeZone {
     /// The name as written.
     pub name: String,
-    /// What the time zone database said.
+    /// Why it was not accepted.
     pub reason: String,
 }
 
 /// The zone a cron's `timezone` names: UTC when empty or absent, `local` for `Local` (the
 /// caller decides what the controller's zone is), otherwise the IANA zone of that name.
+///
+/// Names must be spelled exactly as in the database: the lookup we use ignores case, but Go
+/// and most other tools do not, and a manifest should mean the same everywhere. `localtime`
+/// (the host's zone file on many systems) is refused in favour of the explicit `Local`.
 pub fn resolve_time_zone(
     name: Option<&str>,
     local: &TimeZone,
 ) -> Result<TimeZone, UnknownTimeZone> {
+    let unknown = |reason: String| UnknownTimeZone {
+        name: name.unwrap_or_default().to_owned(),
+        reason,
+    };
     match name.unwrap_or_default() {
         "" | "UTC" => Ok(TimeZone::UTC),
         LOCAL_TIME_ZONE => Ok(local.clone()),
-        other => TimeZone::get(other).map_err(|e| UnknownTimeZone {
-            name: other.to_owned(),
-            reason: e.to_string(),
-        }),
+        "localtime" => Err(unknown(
+            "use \"Local\" for the zone the controller runs in".to_owned(),
+        )),
+        other => {
+            let tz = TimeZone::get(other).map_err(|e| {
+                unknown(format!(
+                    "use an IANA name such as \"Europe/Paris\", \"UTC\" or \"Local\" ({e})"
+                ))
+            })?;
+            match tz.iana_name() {
+                Some(canonical) if canonical != other => Err(unknown(format!(
+                    "names are case-sensitive; did you mean {canonical:?}?"
+                ))),
+                _ => Ok(tz),
+            }
+        }
     }
 }
 
@@ -277,6 +297,17 @@ mod tests {
         assert_eq!(offset(Some("Local")), Ok(9 * 3600));
         assert_eq!(offset(Some("Asia/Kolkata")), Ok(5 * 3600 + 1800));
         assert!(resolve_time_zone(Some("Mars/Olympus_Mons"), &local).is_err());
+        assert!(resolve_time_zone(Some("localtime"), &local).is_err());
+        assert!(resolve_time_zone(Some("local"), &local).is_err());
+        assert_eq!(
+            resolve_time_zone(Some("europe/paris"), &local)
+                .map_err(|e| e.to_string())
+                .err()
+                .as_deref(),
+            Some(
+                r#"unknown time zone "europe/paris": names are case-sensitive; did you mean "Europe/Paris"?"#
+            )
+        );
     }
 
     #[test]
