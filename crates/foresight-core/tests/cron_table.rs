@@ -358,6 +358,26 @@ const CASES: &[Case] = &[
         proposal: Some(11),
         next: None,
     },
+    Case {
+        name: "yearly start, daily end: open from New Year's midnight until 18:00",
+        crons: &[("new-year", "UTC", "0 0 1 1 *", "0 18 * * *", 30)],
+        now: "2026-01-01T12:00:00Z",
+        current: 3,
+        cron_only: false,
+        active: &["new-year"],
+        proposal: Some(30),
+        next: Some("2026-01-01T18:00:00Z"),
+    },
+    Case {
+        name: "yearly start, daily end: the next day's ends change nothing; next New Year",
+        crons: &[("new-year", "UTC", "0 0 1 1 *", "0 18 * * *", 30)],
+        now: "2026-01-02T12:00:00Z",
+        current: 3,
+        cron_only: false,
+        active: &[],
+        proposal: None,
+        next: Some("2027-01-01T00:00:00Z"),
+    },
     // ---- several crons ----
     Case {
         name: "three overlapping crons: the largest target wins, the peak ends first",
@@ -475,6 +495,16 @@ const CASES: &[Case] = &[
         active: &[],
         proposal: None,
         next: Some("2026-03-08T07:00:00Z"),
+    },
+    Case {
+        name: "New York the day before the spring gap: 02:30-05:00 EST",
+        crons: &[("ny", "America/New_York", "30 2 * * *", "0 5 * * *", 12)],
+        now: "2026-03-07T08:00:00Z",
+        current: 3,
+        cron_only: false,
+        active: &["ny"],
+        proposal: Some(12),
+        next: Some("2026-03-07T10:00:00Z"),
     },
     Case {
         name: "New York spring: after the gap the window is open until 06:00 EDT",
