@@ -189,14 +189,6 @@ pub enum ScheduleProblem {
         /// The element as written.
         token: String,
     },
-    /// A step too large to represent.
-    #[error("{field} {token:?}: the step is too large")]
-    StepTooLarge {
-        /// The field.
-        field: Field,
-        /// The element as written.
-        token: String,
-    },
     /// A step after a single value, as in `5/15` (write `5-59/15`).
     #[error(
         "{field} {token:?}: a step needs \"*\" or a range before it, e.g. \"*/15\" or \"5-59/15\""
@@ -460,24 +452,26 @@ fn normalize_element(field: Field, element: &str) -> Result<String, ScheduleProb
     })
 }
 
-fn parse_step(field: Field, element: &str, step: &str) -> Result<u16, ScheduleProblem> {
+/// A step of at least 1. A step longer than the field selects only the first value of its
+/// range, so any larger step is the same as the field's length; capping it keeps huge steps
+/// (`*/99999999999`) valid, as in classic cron, without overflowing.
+fn parse_step(field: Field, element: &str, step: &str) -> Result<u32, ScheduleProblem> {
     if step.is_empty() || !step.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ScheduleProblem::InvalidValue {
             field,
             token: step.to_owned(),
         });
     }
-    match step.parse::<u16>() {
-        Ok(0) => Err(ScheduleProblem::ZeroStep {
+    let digits = step.trim_start_matches('0');
+    if digits.is_empty() {
+        return Err(ScheduleProblem::ZeroStep {
             field,
             token: element.to_owned(),
-        }),
-        Ok(n) => Ok(n),
-        Err(_) => Err(ScheduleProblem::StepTooLarge {
-            field,
-            token: element.to_owned(),
-        }),
+        });
     }
+    let (min, max) = field.bounds();
+    let length = max - min + 1;
+    Ok(digits.parse::<u32>().map_or(length, |n| n.min(length)))
 }
 
 /// A number or a name within the field's bounds. `SUN` ending a range that starts after
@@ -676,10 +670,6 @@ mod tests {
             ScheduleProblem::ZeroStep { .. }
         ));
         assert!(matches!(
-            problem("*/70000 9 * * *"),
-            ScheduleProblem::StepTooLarge { .. }
-        ));
-        assert!(matches!(
             problem("5/15 9 * * *"),
             ScheduleProblem::StepWithoutRange { .. }
         ));
@@ -801,6 +791,13 @@ mod tests {
         assert_eq!(minutes(&parse("10-50/20 * * * *")), [10, 30, 50]);
         assert_eq!(minutes(&parse("5-7,58-59 * * * *")), [5, 6, 7, 58, 59]);
         assert_eq!(minutes(&parse("*/90 * * * *")), [0]);
+        assert_eq!(minutes(&parse("*/99999999999999 * * * *")), [0]);
+        assert_eq!(minutes(&parse("30-40/0099 * * * *")), [30]);
+        assert_eq!(hours(&parse("0 */24 * * *")), [0]);
+        assert!(matches!(
+            problem("*/000 9 * * *"),
+            ScheduleProblem::ZeroStep { .. }
+        ));
         assert_eq!(minutes(&parse("07 * * * *")), [7]);
         assert_eq!(hours(&parse("0 8-18/2 * * *")), [8, 10, 12, 14, 16, 18]);
         assert_eq!(hours(&parse("0 9-17 * * *")), (9..=17).collect::<Vec<_>>());

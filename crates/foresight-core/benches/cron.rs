@@ -64,5 +64,39 @@ fn evaluate(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, evaluate);
+/// Crons that make the searches work hardest: starts that coincide with ends for weeks, an
+/// end that never fires (the full eight-year look-back), and starts that fire together with
+/// their ends forever (the full 400-day horizon).
+fn evaluate_worst_case(c: &mut Criterion) {
+    let crons = [
+        cron("coincide-for-weeks", "UTC", "* * * * *", "* * 1-28 * *", 5),
+        cron(
+            "end-never-fires",
+            "Australia/Lord_Howe",
+            "0 0 * * 1",
+            "0 0 31 4,6,9,11 *",
+            5,
+        ),
+        cron(
+            "never-opens",
+            "America/Santiago",
+            "*/5 * * * *",
+            "0-59/5 * * * *",
+            5,
+        ),
+    ];
+    let set = match CronSet::compile(&crons, &TimeZone::UTC) {
+        Ok(set) => set,
+        Err(errs) => panic!("benchmark crons are invalid: {errs:?}"),
+    };
+    let now: Timestamp = match "2026-02-01T12:00:00Z".parse() {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    c.bench_function("cron_evaluate_worst_case", |b| {
+        b.iter(|| std::hint::black_box(set.evaluate(std::hint::black_box(now))))
+    });
+}
+
+criterion_group!(benches, evaluate, evaluate_worst_case);
 criterion_main!(benches);
