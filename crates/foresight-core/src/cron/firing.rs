@@ -57,16 +57,27 @@ pub(crate) fn last_minute_fired_by(tz: &TimeZone, t: Timestamp) -> Option<DateTi
     floor_to_minute(wall)
 }
 
-/// The last firing of `schedule` at or before `t`, looking back no further than `first_day`
-/// in wall-clock time.
-pub(crate) fn last_firing_at_or_before(
+/// The last firing of `schedule` among the wall-clock minutes up to `boundary` (from
+/// [`last_minute_fired_by`]), looking back no further than `first_day`.
+pub(crate) fn last_firing_up_to(
     schedule: &Schedule,
     tz: &TimeZone,
-    t: Timestamp,
+    boundary: DateTime,
     first_day: Date,
 ) -> Option<Timestamp> {
-    let boundary = last_minute_fired_by(tz, t)?;
     let wall = calendar::previous_match(schedule, boundary, first_day)?;
+    firing_instant(tz, wall)
+}
+
+/// The first firing of `schedule` among the wall-clock minutes from `from` on, looking no
+/// further than `last_day`.
+pub(crate) fn first_firing_from(
+    schedule: &Schedule,
+    tz: &TimeZone,
+    from: DateTime,
+    last_day: Date,
+) -> Option<Timestamp> {
+    let wall = calendar::next_match(schedule, None, from, last_day)?;
     firing_instant(tz, wall)
 }
 
@@ -78,14 +89,8 @@ pub(crate) fn next_firing_after(
     t: Timestamp,
     last_day: Date,
 ) -> Option<Timestamp> {
-    let from = first_minute_not_fired_by(tz, t)?;
-    let wall = calendar::next_match(schedule, None, from, last_day)?;
-    firing_instant(tz, wall)
-}
-
-/// The first wall-clock minute that has not fired by `t`.
-pub(crate) fn first_minute_not_fired_by(tz: &TimeZone, t: Timestamp) -> Option<DateTime> {
-    next_minute(last_minute_fired_by(tz, t)?)
+    let from = next_minute(last_minute_fired_by(tz, t)?)?;
+    first_firing_from(schedule, tz, from, last_day)
 }
 
 /// The wall-clock minute after `wall`.
@@ -237,8 +242,9 @@ mod tests {
             next_firing_after(&every_quarter, &ny, ts("2026-11-01T05:50:00Z"), far),
             Some(ts("2026-11-01T07:00:00Z"))
         );
+        let boundary = last_minute_fired_by(&ny, ts("2026-11-01T06:50:00Z"));
         assert_eq!(
-            last_firing_at_or_before(&every_quarter, &ny, ts("2026-11-01T06:50:00Z"), long_ago),
+            boundary.and_then(|b| last_firing_up_to(&every_quarter, &ny, b, long_ago)),
             Some(ts("2026-11-01T05:45:00Z"))
         );
     }

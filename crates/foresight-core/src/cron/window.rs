@@ -6,7 +6,7 @@
 
 use foresight_api::cron::CheckedCron;
 use foresight_api::schedule::Schedule;
-use jiff::civil::Date;
+use jiff::civil::{Date, DateTime};
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 
@@ -67,8 +67,8 @@ impl Window {
             return closed_for_good;
         };
         let first_day = boundary.date().saturating_sub(LOOK_BACK);
-        let last_start = firing::last_firing_at_or_before(&self.start, &self.tz, now, first_day);
-        let last_end = firing::last_firing_at_or_before(&self.end, &self.tz, now, first_day);
+        let last_start = firing::last_firing_up_to(&self.start, &self.tz, boundary, first_day);
+        let last_end = firing::last_firing_up_to(&self.end, &self.tz, boundary, first_day);
         let active = match (last_start, last_end) {
             (Some(start), Some(end)) => start > end,
             // No end within the look-back: the start has not been closed.
@@ -86,22 +86,24 @@ impl Window {
             .date()
             .tomorrow()
             .unwrap_or(Date::MAX);
-        let next_change = if active {
-            // Every end closes the window; starts before it change nothing.
-            firing::next_firing_after(&self.end, &self.tz, now, last_day)
-        } else {
-            self.next_opening_after(now, last_day)
-        };
+        // The first wall-clock minute that has not fired by `now`; none at the end of time.
+        let next_change = firing::next_minute(boundary).and_then(|from| {
+            if active {
+                // Every end closes the window; starts before it change nothing.
+                firing::first_firing_from(&self.end, &self.tz, from, last_day)
+            } else {
+                self.next_opening_from(from, last_day)
+            }
+        });
         WindowState {
             active,
             next_change: next_change.filter(|t| *t <= horizon),
         }
     }
 
-    /// The first start firing after `now` that opens the window: one at which the end does
-    /// not fire as well.
-    fn next_opening_after(&self, now: Timestamp, last_day: Date) -> Option<Timestamp> {
-        let mut from = firing::first_minute_not_fired_by(&self.tz, now)?;
+    /// The first start firing among the wall-clock minutes from `from` on that opens the
+    /// window: one at which the end does not fire as well.
+    fn next_opening_from(&self, mut from: DateTime, last_day: Date) -> Option<Timestamp> {
         loop {
             // Wall times that both schedules match fire together and never open the window,
             // so the search skips them rather than visiting them one by one.
