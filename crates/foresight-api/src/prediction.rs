@@ -194,7 +194,7 @@ fn validate_dsp(errs: &mut Vec<FieldError>, path: &str, dsp: &DspSpec) {
             ));
             None
         }
-        Some(d) if 86_400 % d.as_secs() != 0 => {
+        Some(d) if !86_400u64.is_multiple_of(d.as_secs()) => {
             errs.push(FieldError::invalid(
                 interval_field,
                 show(&dsp.sample_interval),
