@@ -2,6 +2,7 @@
 //! peak ahead instead of the load now.
 
 pub mod forecast;
+pub mod period;
 pub mod preprocess;
 pub mod spectrum;
 
