@@ -18,6 +18,7 @@
 //! metric adapter truncates to `int64`), conjugate-symmetric FFT filtering (`estimator.rs`),
 //! and an exact weighted percentile instead of a histogram capped near 100 (`percentile.rs`).
 
+pub mod backtest;
 pub mod config;
 pub mod dsp;
 pub mod estimator;
