@@ -4,13 +4,13 @@
 
 use foresight_api::duration::format_duration;
 use foresight_api::prediction::DSP_HISTORY_MARGIN;
-use realfft::RealFftPlanner;
 
 use super::config::DspConfig;
 use super::estimator::{select_estimator, Estimator, Spectrum};
 use super::forecast::{Algorithm, Forecast, Prediction};
 use super::period::{find_period_with, whole_periods, Period, PeriodSearch};
 use super::preprocess::{prepare_series, Gap, PreparedSeries};
+use super::spectrum::Planners;
 use crate::trace::Sample;
 
 /// Predicts with the DSP predictor from the samples in `history` up to `now` (Unix seconds).
@@ -20,15 +20,15 @@ use crate::trace::Sample;
 /// starts one interval after the last sample used and repeats the estimated period once per
 /// whole period of history (§7), so 15 days of history with a daily period forecast 15 days.
 pub fn predict_dsp(config: &DspConfig, history: &[Sample], now: i64) -> Prediction {
-    predict_dsp_with(config, history, now, &mut RealFftPlanner::new())
+    predict_dsp_with(config, history, now, &mut Planners::default())
 }
 
-/// [`predict_dsp`] reusing the FFT plans in `planner`.
+/// [`predict_dsp`] reusing the FFT plans in `planners`.
 pub(crate) fn predict_dsp_with(
     config: &DspConfig,
     history: &[Sample],
     now: i64,
-    planner: &mut RealFftPlanner<f64>,
+    planners: &mut Planners,
 ) -> Prediction {
     let interval = config.interval_secs();
     let margin = i64::try_from(DSP_HISTORY_MARGIN.as_secs()).unwrap_or(0);
@@ -47,7 +47,7 @@ pub(crate) fn predict_dsp_with(
             cut_note(series.cut)
         ));
     }
-    let search = find_period_with(&series.values, interval, config.seed(), planner);
+    let search = find_period_with(&series.values, interval, config.seed(), planners);
     let Some(period) = search.period() else {
         return Prediction::not_ready(no_period_reason(&search, &series));
     };
@@ -61,9 +61,13 @@ pub(crate) fn predict_dsp_with(
             secs(period.seconds())
         ));
     }
-    let Some(selection) =
-        select_estimator(config.estimators(), x, period_samples, interval, planner)
-    else {
+    let Some(selection) = select_estimator(
+        config.estimators(),
+        x,
+        period_samples,
+        interval,
+        &mut planners.f64,
+    ) else {
         return Prediction::not_ready("no estimator could be fitted to the history");
     };
     let Some(estimator) = config.estimators().get(selection.index) else {
@@ -71,7 +75,7 @@ pub(crate) fn predict_dsp_with(
     };
     let estimate = match estimator {
         Estimator::MaxValue(m) => m.estimate(x, period_samples),
-        Estimator::Fft(f) => Spectrum::of(x, planner)
+        Estimator::Fft(f) => Spectrum::of(x, &mut planners.f64)
             .and_then(|mut spectrum| f.estimate_from(&mut spectrum, period_samples, interval)),
     };
     let estimate = match estimate {

@@ -32,8 +32,6 @@ pub use config::{ConfigError, DspConfig, PercentileConfig, PredictorConfig};
 pub use forecast::{Algorithm, Forecast, Prediction};
 pub use period::Period;
 
-use realfft::RealFftPlanner;
-
 use crate::trace::Sample;
 
 /// Forecasts with `config` from `history` (samples of one metric; any order, non-finite
@@ -52,22 +50,15 @@ pub fn predict_with(
     now: i64,
 ) -> Prediction {
     match config {
-        PredictorConfig::Dsp(c) => dsp::predict_dsp_with(c, history, now, &mut workspace.planner),
+        PredictorConfig::Dsp(c) => dsp::predict_dsp_with(c, history, now, &mut workspace.planners),
         PredictorConfig::Percentile(c) => percentile::predict_percentile(c, history, now),
     }
 }
 
 /// FFT plans kept between predictions (see [`predict_with`]).
+#[derive(Default)]
 pub struct Workspace {
-    planner: RealFftPlanner<f64>,
-}
-
-impl Default for Workspace {
-    fn default() -> Self {
-        Workspace {
-            planner: RealFftPlanner::new(),
-        }
-    }
+    planners: spectrum::Planners,
 }
 
 impl std::fmt::Debug for Workspace {

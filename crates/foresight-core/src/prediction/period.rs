@@ -6,14 +6,12 @@
 //! Deliberate difference from Crane: the shuffles draw from a `ChaCha8Rng` seeded by the
 //! caller, so the same input always gives the same answer (Crane seeds from the clock).
 
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use realfft::num_complex::Complex;
-use realfft::RealFftPlanner;
 use serde::Serialize;
 
-use super::spectrum::{Fft, SpectrumError};
+use super::spectrum::{Fft, ForwardF32, Planners, SpectrumError};
 
 /// One day in seconds.
 pub const DAY: i64 = 86_400;
@@ -96,20 +94,20 @@ impl PeriodSearch {
 /// §4.1 `findPeriod`: analyses the last whole weeks when there are at least two (with no
 /// fall-back to days), else the last whole days when there are at least two.
 pub fn find_period(values: &[f64], interval: i64, seed: u64) -> PeriodSearch {
-    find_period_with(values, interval, seed, &mut RealFftPlanner::new())
+    find_period_with(values, interval, seed, &mut Planners::default())
 }
 
-/// [`find_period`] with a planner that the caller reuses for later transforms.
+/// [`find_period`] with plans that the caller reuses for later transforms.
 pub(crate) fn find_period_with(
     values: &[f64],
     interval: i64,
     seed: u64,
-    planner: &mut RealFftPlanner<f64>,
+    planners: &mut Planners,
 ) -> PeriodSearch {
     for window in [Period::Week, Period::Day] {
         let (x, m) = whole_periods(values, window.samples(interval));
         if m > 1 {
-            let detected_secs = detect_period_with(x, interval, seed, planner)
+            let detected_secs = detect_period_with(x, interval, seed, planners)
                 .and_then(|h| i64::try_from(h).ok())
                 .and_then(|h| h.checked_mul(interval));
             return PeriodSearch {
@@ -130,79 +128,182 @@ pub(crate) fn find_period_with(
 /// `interval` (seconds per sample) sets the 4-hour radius of the peak test. A constant
 /// series, or one with non-finite values, has no period.
 pub fn detect_period(x: &[f64], interval: i64, seed: u64) -> Option<usize> {
-    detect_period_with(x, interval, seed, &mut RealFftPlanner::new())
+    detect_period_with(x, interval, seed, &mut Planners::default())
 }
 
+/// [`detect_period`] with shared plans. The whole test runs on the standardized signal
+/// `z = (x − mean)/σ`: for `k ≥ 1` its spectrum is `X_k/σ`, so comparing `|Z_k|` with the
+/// threshold of shuffled `z` is Crane's comparison of `|X_k|` with the threshold of shuffled
+/// `x`, scaled by `1/σ`; and `|Z|²` is what the autocorrelation needs.
 fn detect_period_with(
     x: &[f64],
     interval: i64,
     seed: u64,
-    planner: &mut RealFftPlanner<f64>,
+    planners: &mut Planners,
 ) -> Option<usize> {
     let n = x.len();
     if n < 4 || interval < 1 {
         return None;
     }
-    let acf_input = standardize(x)?;
-    let mut fft = Fft::new(planner, n).ok()?;
-    let threshold = shuffled_power_threshold(x, &mut fft, seed).ok()?;
-    let hints = candidate_periods(fft.forward(x).ok()?, n, threshold);
+    let z = standardize(x)?;
+    let threshold = shuffled_power_threshold(&z, &mut planners.f32, seed).ok()?;
+    let mut fft = Fft::new(&mut planners.f64, n).ok()?;
+    let spectrum = fft.forward(&z).ok()?.to_vec();
+    let hints = candidate_periods(&spectrum, n, threshold);
     if hints.is_empty() {
         return None;
     }
-    let acf = circular_acf_of_standardized(&acf_input, &mut fft).ok()?;
+    let acf = acf_from_spectrum(&spectrum, &mut fft).ok()?;
     let radius = usize::try_from(PEAK_RADIUS_SECS / interval).unwrap_or(0);
     strongest_peak(&acf, &hints, radius)
 }
 
-/// §4.2 step 1 on its own: the power threshold of `x` for `seed` (`None` for fewer than four
-/// samples).
+/// §4.2 step 1 on its own: the power threshold of `x` for `seed`, in the units of `|X_k|`
+/// (`None` for fewer than four samples, or a constant or non-finite signal).
 pub fn power_threshold(x: &[f64], seed: u64) -> Option<f64> {
     if x.len() < 4 {
         return None;
     }
-    let mut fft = Fft::with_len(x.len()).ok()?;
-    shuffled_power_threshold(x, &mut fft, seed).ok()
+    let z = standardize(x)?;
+    let threshold = shuffled_power_threshold(&z, &mut realfft::RealFftPlanner::new(), seed).ok()?;
+    Some(threshold * population_sigma(x)?)
 }
 
-/// §4.2 step 1: shuffle a working copy [`SHUFFLES`] times (the shuffles accumulate, as in
-/// Crane), record each copy's largest spectral amplitude `|X_k|` over `k = 1 ..= ⌊N/2⌋ − 1`,
-/// and return the second largest of those maxima.
+/// §4.2 step 1: shuffle a working copy of the standardized signal [`SHUFFLES`] times (the
+/// shuffles accumulate, as in Crane), record each copy's largest spectral amplitude `|Z_k|`
+/// over `k = 1 ..= ⌊N/2⌋ − 1`, and return the second largest of those maxima.
 ///
-/// The shuffles dominate the predictor's run time together with the FFTs. rand's Fisher–Yates
-/// draws two indices per `u32` of generator output for signals of this size; a shuffle
-/// written straight into the FFT buffer (saving the copy) was measured slower, because it
-/// needs a fresh `u32` per index.
-fn shuffled_power_threshold(x: &[f64], fft: &mut Fft, seed: u64) -> Result<f64, SpectrumError> {
-    let n = x.len();
+/// These spectra are computed in single precision. They only set a threshold that is random
+/// by design: Crane's varies by a few percent from run to run with its clock seed, while
+/// single precision moves it by about 1e-6 (see the test against double precision). The
+/// shuffles and their FFTs are nearly all of the predictor's run time, and single precision
+/// halves the FFTs' share. The signal is standardized first, so the precision does not
+/// depend on the data's offset or scale (memory in bytes, say).
+fn shuffled_power_threshold(
+    z: &[f64],
+    planner: &mut realfft::RealFftPlanner<f32>,
+    seed: u64,
+) -> Result<f64, SpectrumError> {
+    let n = z.len();
+    let mut fft = ForwardF32::new(planner, n)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut work = x.to_vec();
+    let mut work: Vec<f32> = z.iter().map(|&v| v as f32).collect();
     let mut maxima = [0.0f64; SHUFFLES];
     for max in &mut maxima {
-        work.shuffle(&mut rng);
+        shuffle(&mut work, &mut rng);
         fft.input_mut().copy_from_slice(&work);
-        *max = max_amplitude(fft.forward_input()?, n);
+        *max = max_amplitude(fft.transform()?, n);
     }
     maxima.sort_by(f64::total_cmp);
     Ok(maxima[THRESHOLD_RANK])
 }
 
-/// The largest `|X_k|` for `k = 1 ..= ⌊N/2⌋ − 1` (0 when there is no such bin). Compares
-/// squared magnitudes and takes one `hypot` at the end: the same bin, without a square
-/// root per bin.
-fn max_amplitude(half: &[Complex<f64>], n: usize) -> f64 {
-    let last = (n / 2).saturating_sub(1);
-    let bins = half.get(1..=last).unwrap_or(&[]);
-    let mut best: Option<&Complex<f64>> = None;
-    let mut best_sq = f64::NEG_INFINITY;
-    for c in bins {
-        let sq = c.norm_sqr();
-        if sq > best_sq {
-            best_sq = sq;
-            best = Some(c);
+/// Shuffles `values` uniformly at random in place (Fisher–Yates, Durstenfeld's order: position
+/// `p` from the last down to 1 swaps with a `j` drawn from `[0, p]`).
+///
+/// The 100 shuffles and FFTs are nearly all of the predictor's run time, so the indices are
+/// drawn in batches: one `u64` of generator output gives the indices of four consecutive
+/// positions (for series under 65,536 samples), by Lemire's multiply-and-reject on the product
+/// of their ranges, with no division ([`batched_indices`] explains why it is exact). rand's
+/// `SliceRandom::shuffle` divides twice per index and measured about 1.8 times slower on
+/// the 100 shuffles of an 8-day series.
+pub fn shuffle<T>(values: &mut [T], rng: &mut ChaCha8Rng) {
+    let mut bounds = [0u64; 3];
+    let mut picks = [0u64; 3];
+    let mut p = values.len();
+    // Positions p−1, p−2, … pick from ranges of p, p−1, …; as many as fit one draw.
+    while p > 1 {
+        if (5..=65_535).contains(&p) {
+            let [a, b, c, d] = four_indices(rng, p as u64);
+            values.swap(p - 1, a);
+            values.swap(p - 2, b);
+            values.swap(p - 3, c);
+            values.swap(p - 4, d);
+            p -= 4;
+            continue;
+        }
+        let top = p as u64;
+        let k = match top {
+            0..=2_097_151 => 3,
+            2_097_152..=4_294_967_295 => 2,
+            _ => 1,
+        }
+        .min(p - 1);
+        for (t, bound) in bounds[..k].iter_mut().enumerate() {
+            *bound = top - t as u64;
+        }
+        batched_indices(rng, &bounds[..k], &mut picks[..k]);
+        for (t, &j) in picks[..k].iter().enumerate() {
+            values.swap(p - 1 - t, j as usize);
+        }
+        p -= k;
+    }
+}
+
+/// [`batched_indices`] for the four ranges `top, top − 1, top − 2, top − 3` (`5 ≤ top < 2^16`,
+/// so their product fits in a `u64`), written out: the hot loop of [`shuffle`].
+#[inline]
+fn four_indices(rng: &mut ChaCha8Rng, top: u64) -> [usize; 4] {
+    let bounds = [top, top - 1, top - 2, top - 3];
+    let product = bounds[0] * bounds[1] * bounds[2] * bounds[3];
+    loop {
+        let m0 = u128::from(rng.next_u64()) * u128::from(bounds[0]);
+        let m1 = u128::from(m0 as u64) * u128::from(bounds[1]);
+        let m2 = u128::from(m1 as u64) * u128::from(bounds[2]);
+        let m3 = u128::from(m2 as u64) * u128::from(bounds[3]);
+        let rest = m3 as u64;
+        if rest >= product || rest >= product.wrapping_neg() % product {
+            return [m0, m1, m2, m3].map(|m| (m >> 64) as usize);
         }
     }
-    best.map_or(0.0, |c| c.norm())
+}
+
+/// Uniform, independent `picks[t]` in `[0, bounds[t])` from one `u64` draw (rarely more). The
+/// successive multiplications `r·b₁ = j₁·2⁶⁴ + r₁`, `r₁·b₂ = j₂·2⁶⁴ + r₂`, … give
+/// `r·P = J·2⁶⁴ + r_k` with `P = b₁b₂…b_k` and `J = (…(j₁·b₂ + j₂)…)·b_k + j_k`: exactly
+/// Lemire's multiply-and-reject for one integer in `[0, P)`, read as mixed-radix digits
+/// (Brackett-Rozinsky & Lemire, "Batched ranged random integer generation", 2024). Rejecting
+/// the draw when `r_k < 2⁶⁴ mod P` makes `J`, and so every digit, exactly uniform; the modulo
+/// is only computed when `r_k < P`. The product must fit in a `u64`.
+fn batched_indices(rng: &mut ChaCha8Rng, bounds: &[u64], picks: &mut [u64]) {
+    let product = bounds.iter().fold(1u64, |p, &b| p.wrapping_mul(b));
+    loop {
+        let mut r = rng.next_u64();
+        for (&bound, pick) in bounds.iter().zip(picks.iter_mut()) {
+            let m = u128::from(r) * u128::from(bound);
+            *pick = (m >> 64) as u64;
+            r = m as u64;
+        }
+        if product == 0 || r >= product || r >= product.wrapping_neg() % product {
+            return;
+        }
+    }
+}
+
+/// The largest `|X_k|` for `k = 1 ..= ⌊N/2⌋ − 1` (0 when there is no such bin), as the square
+/// root of the largest `re² + im²`: one square root per spectrum instead of one per bin. Four
+/// running maxima let the comparisons of neighbouring bins overlap.
+fn max_amplitude(half: &[Complex<f32>], n: usize) -> f64 {
+    let last = (n / 2).saturating_sub(1);
+    let bins = half.get(1..=last).unwrap_or(&[]);
+    let mut lanes = [0.0f32; 4];
+    let chunks = bins.chunks_exact(4);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, c) in lanes.iter_mut().zip(chunk) {
+            let square = c.norm_sqr();
+            if square > *lane {
+                *lane = square;
+            }
+        }
+    }
+    for c in rest {
+        let square = c.norm_sqr();
+        if square > lanes[0] {
+            lanes[0] = square;
+        }
+    }
+    f64::from(lanes.into_iter().fold(0.0, f32::max)).sqrt()
 }
 
 /// §4.2 step 2: for `k = 2 ..= ⌊N/2⌋ − 1` whose amplitude `|X_k|` of the (unshuffled) signal
@@ -230,33 +331,37 @@ pub fn candidate_periods(half: &[Complex<f64>], n: usize, threshold: f64) -> Vec
 pub fn circular_acf(x: &[f64]) -> Option<Vec<f64>> {
     let z = standardize(x)?;
     let mut fft = Fft::with_len(x.len()).ok()?;
-    circular_acf_of_standardized(&z, &mut fft).ok()
+    let spectrum = fft.forward(&z).ok()?.to_vec();
+    acf_from_spectrum(&spectrum, &mut fft).ok()
 }
 
-fn circular_acf_of_standardized(z: &[f64], fft: &mut Fft) -> Result<Vec<f64>, SpectrumError> {
-    let power: Vec<Complex<f64>> = fft
-        .forward(z)?
+/// The circular autocorrelation from the half spectrum of the standardized signal.
+fn acf_from_spectrum(spectrum: &[Complex<f64>], fft: &mut Fft) -> Result<Vec<f64>, SpectrumError> {
+    let power: Vec<Complex<f64>> = spectrum
         .iter()
         .map(|c| Complex::new(c.norm_sqr(), 0.0))
         .collect();
-    let n = z.len() as f64;
+    let n = fft.len() as f64;
     Ok(fft.inverse(&power)?.iter().map(|v| v / n).collect())
 }
 
 /// `(x − mean)/σ` with the population standard deviation; `None` when σ is zero or anything
 /// is not finite.
 fn standardize(x: &[f64]) -> Option<Vec<f64>> {
+    let sigma = population_sigma(x)?;
+    let mean = x.iter().sum::<f64>() / x.len() as f64;
+    Some(x.iter().map(|v| (v - mean) / sigma).collect())
+}
+
+/// The population standard deviation, when it is positive and finite.
+fn population_sigma(x: &[f64]) -> Option<f64> {
     if x.is_empty() || !x.iter().all(|v| v.is_finite()) {
         return None;
     }
     let n = x.len() as f64;
     let mean = x.iter().sum::<f64>() / n;
-    let variance = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-    let sigma = variance.sqrt();
-    if !(sigma > 0.0 && sigma.is_finite()) {
-        return None;
-    }
-    Some(x.iter().map(|v| (v - mean) / sigma).collect())
+    let sigma = (x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt();
+    (sigma > 0.0 && sigma.is_finite()).then_some(sigma)
 }
 
 /// §4.2 steps 4–5: among the candidates at which the autocorrelation peaks, the one with the
@@ -409,6 +514,83 @@ mod tests {
         let x: Vec<f64> = (0..10).map(f64::from).collect();
         assert_eq!(whole_periods(&x, 3), (&x[1..], 3));
         assert_eq!(whole_periods(&x, 11), (&x[10..], 0));
+    }
+
+    #[test]
+    fn shuffle_is_a_uniform_permutation() {
+        // All 24 orders of four values, drawn 24,000 times: each about 1000 times.
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut counts = std::collections::BTreeMap::new();
+        for _ in 0..24_000 {
+            let mut v = [0.0, 1.0, 2.0, 3.0];
+            shuffle(&mut v, &mut rng);
+            *counts.entry(v.map(|x| x as u8)).or_insert(0u32) += 1;
+        }
+        assert_eq!(counts.len(), 24);
+        assert!(
+            counts.values().all(|&c| (850..=1150).contains(&c)),
+            "{counts:?}"
+        );
+        // Long inputs stay permutations, across the batch sizes.
+        let mut long: Vec<f64> = (0..70_000).map(f64::from).collect();
+        shuffle(&mut long, &mut rng);
+        assert_ne!(
+            long[..10],
+            [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+        );
+        long.sort_by(f64::total_cmp);
+        assert!(long.iter().enumerate().all(|(i, &v)| v == i as f64));
+        shuffle::<f64>(&mut [], &mut rng);
+        shuffle(&mut [1.0], &mut rng);
+    }
+
+    #[test]
+    fn batched_indices_are_uniform_digits() {
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let mut counts = [[0u32; 7]; 3];
+        let mut picks = [0u64; 3];
+        for _ in 0..21_000 {
+            batched_indices(&mut rng, &[3, 5, 7], &mut picks);
+            for (t, &p) in picks.iter().enumerate() {
+                counts[t][p as usize] += 1;
+            }
+        }
+        for (t, bound) in [3usize, 5, 7].into_iter().enumerate() {
+            let expected = 21_000 / bound as u32;
+            assert!(
+                counts[t][..bound]
+                    .iter()
+                    .all(|&c| c.abs_diff(expected) < expected / 10),
+                "{counts:?}"
+            );
+            assert!(counts[t][bound..].iter().all(|&c| c == 0), "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn single_precision_threshold_matches_double_precision() {
+        // The same shuffles in double precision, max |Z_k| by hypot, as Crane computes it.
+        let z = standardize(&sine(3, 86_400.0, 25.0, 21)).unwrap();
+        let mut fft = Fft::with_len(z.len()).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let mut work = z.clone();
+        let mut maxima: Vec<f64> = (0..SHUFFLES)
+            .map(|_| {
+                shuffle(&mut work, &mut rng);
+                let half = fft.forward(&work).unwrap();
+                half[1..z.len() / 2]
+                    .iter()
+                    .map(|c| c.norm())
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        maxima.sort_by(f64::total_cmp);
+        let exact = maxima[THRESHOLD_RANK];
+        let single = shuffled_power_threshold(&z, &mut realfft::RealFftPlanner::new(), 8).unwrap();
+        assert!(
+            ((single - exact) / exact).abs() < 1e-5,
+            "{single} vs {exact}"
+        );
     }
 
     #[test]

@@ -183,25 +183,32 @@ pub fn align_to_whole_units<T>(items: &[T], unit: usize) -> &[T] {
 /// of `c[⌊r⌋−1]` and `c[⌊r⌋]` if `r > 1`, and no answer otherwise (which happens for small
 /// percentiles of short series). Also no answer for empty input or a percent outside (0, 100].
 pub fn crane_percentile(values: &[f64], percent: f64) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable_by(f64::total_cmp);
-    percentile_of_sorted(&sorted, percent)
+    crane_percentile_in(&mut values.to_vec(), percent)
 }
 
-fn percentile_of_sorted(sorted: &[f64], percent: f64) -> Option<f64> {
-    if sorted.is_empty() || !(percent > 0.0 && percent <= 100.0) {
+/// [`crane_percentile`] reordering `scratch` (a copy of the values) instead of sorting a new
+/// copy: the one or two order statistics needed are found by selection, in linear time.
+fn crane_percentile_in(scratch: &mut [f64], percent: f64) -> Option<f64> {
+    if scratch.is_empty() || !(percent > 0.0 && percent <= 100.0) {
         return None;
     }
-    let rank = percent / 100.0 * sorted.len() as f64;
+    let rank = percent / 100.0 * scratch.len() as f64;
+    let i = rank as usize;
     if rank == rank.floor() {
-        let i = rank as usize;
-        sorted.get(i.checked_sub(1)?).copied()
+        nth_smallest(scratch, i.checked_sub(1)?)
     } else if rank > 1.0 {
-        let i = rank as usize;
-        Some((sorted.get(i - 1)? + sorted.get(i)?) / 2.0)
+        Some((nth_smallest(scratch, i - 1)? + nth_smallest(scratch, i)?) / 2.0)
     } else {
         None
     }
+}
+
+/// The value at index `i` of `values` sorted ascending (reorders `values`).
+fn nth_smallest(values: &mut [f64], i: usize) -> Option<f64> {
+    if i >= values.len() {
+        return None;
+    }
+    Some(*values.select_nth_unstable_by(i, f64::total_cmp).1)
 }
 
 /// §3.3: every value above the 99.9th or below the 0.1th percentile (in [`crane_percentile`]'s
@@ -209,11 +216,10 @@ fn percentile_of_sorted(sorted: &[f64], percent: f64) -> Option<f64> {
 /// value. The first value is never checked. Nothing changes when either percentile has no
 /// answer (fewer than 1000 values, in practice). Returns how many values were replaced.
 pub fn remove_extreme_outliers(values: &mut [f64]) -> usize {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable_by(f64::total_cmp);
+    let mut scratch = values.to_vec();
     let (Some(hi), Some(lo)) = (
-        percentile_of_sorted(&sorted, 99.9),
-        percentile_of_sorted(&sorted, 0.1),
+        crane_percentile_in(&mut scratch, 99.9),
+        crane_percentile_in(&mut scratch, 0.1),
     ) else {
         return 0;
     };
@@ -468,6 +474,26 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn crane_percentile_agrees_with_the_sorted_definition(
+            values in proptest::collection::vec(-1e6f64..1e6, 1..300),
+            percent in 0.0f64..=100.0,
+        ) {
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let rank = percent / 100.0 * sorted.len() as f64;
+            let expected = if percent <= 0.0 {
+                None
+            } else if rank == rank.floor() {
+                (rank >= 1.0).then(|| sorted[rank as usize - 1])
+            } else if rank > 1.0 {
+                Some((sorted[rank as usize - 1] + sorted[rank as usize]) / 2.0)
+            } else {
+                None
+            };
+            prop_assert_eq!(crane_percentile(&values, percent), expected);
+        }
+
         #[test]
         fn prepare_series_never_panics(
             history in proptest::collection::vec((any::<i64>(), any::<f64>()), 0..50),

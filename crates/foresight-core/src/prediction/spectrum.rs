@@ -31,6 +31,62 @@ pub enum SpectrumError {
     Fft(String),
 }
 
+/// Plans shared by every transform of a prediction: planning a transform costs about as much
+/// as running it ten times, and realfft reuses a plan for every later request of its length.
+pub struct Planners {
+    /// Double precision, for everything that shapes the forecast.
+    pub(crate) f64: RealFftPlanner<f64>,
+    /// Single precision, for the shuffled spectra of the period detector's threshold only.
+    pub(crate) f32: RealFftPlanner<f32>,
+}
+
+impl Default for Planners {
+    fn default() -> Self {
+        Planners {
+            f64: RealFftPlanner::new(),
+            f32: RealFftPlanner::new(),
+        }
+    }
+}
+
+/// A single-precision forward real FFT of length `N` with its buffers (see `period.rs` for the
+/// one place it is used and why).
+pub struct ForwardF32 {
+    forward: Arc<dyn RealToComplex<f32>>,
+    input: Vec<f32>,
+    spectrum: Vec<Complex<f32>>,
+    scratch: Vec<Complex<f32>>,
+}
+
+impl ForwardF32 {
+    /// Plans the transform of length `len`.
+    pub fn new(planner: &mut RealFftPlanner<f32>, len: usize) -> Result<Self, SpectrumError> {
+        if len == 0 {
+            return Err(SpectrumError::Empty);
+        }
+        let forward = planner.plan_fft_forward(len);
+        Ok(ForwardF32 {
+            input: forward.make_input_vec(),
+            spectrum: forward.make_output_vec(),
+            scratch: forward.make_scratch_vec(),
+            forward,
+        })
+    }
+
+    /// The buffer that [`ForwardF32::transform`] transforms.
+    pub fn input_mut(&mut self) -> &mut [f32] {
+        &mut self.input
+    }
+
+    /// The half spectrum of what is in [`ForwardF32::input_mut`] (which it overwrites).
+    pub fn transform(&mut self) -> Result<&[Complex<f32>], SpectrumError> {
+        self.forward
+            .process_with_scratch(&mut self.input, &mut self.spectrum, &mut self.scratch)
+            .map_err(|e| SpectrumError::Fft(e.to_string()))?;
+        Ok(&self.spectrum)
+    }
+}
+
 /// Forward and inverse real FFTs of length `N`, with their work buffers.
 pub struct Fft {
     len: usize,
