@@ -309,13 +309,14 @@ fn max_amplitude(half: &[Complex<f32>], n: usize) -> f64 {
 /// §4.2 step 2: for `k = 2 ..= ⌊N/2⌋ − 1` whose amplitude `|X_k|` of the (unshuffled) signal
 /// exceeds `threshold`, the candidate period `⌊N/k⌋` samples, kept only when smaller than the
 /// previous candidate, so the list strictly decreases. `half` is the half spectrum of a
-/// signal of `n` samples.
+/// signal of `n` samples. Amplitudes are `sqrt(re² + im²)`, as in [`max_amplitude`], so the
+/// comparison is like for like.
 pub fn candidate_periods(half: &[Complex<f64>], n: usize, threshold: f64) -> Vec<usize> {
     let mut hints: Vec<usize> = Vec::new();
     let last = (n / 2).saturating_sub(1);
     for k in 2..=last {
         let Some(c) = half.get(k) else { break };
-        if c.norm() > threshold {
+        if c.norm_sqr().sqrt() > threshold {
             let h = n / k;
             if hints.last().is_none_or(|&prev| prev > h) {
                 hints.push(h);
