@@ -204,7 +204,7 @@ fn shuffled_power_threshold(
 /// The 100 shuffles and FFTs are nearly all of the predictor's run time, so the indices are
 /// drawn in batches: one `u64` of generator output gives the indices of four consecutive
 /// positions (for series under 65,536 samples), by Lemire's multiply-and-reject on the product
-/// of their ranges, with no division ([`batched_indices`] explains why it is exact). rand's
+/// of their ranges, with no division (`batched_indices` explains why it is exact). rand's
 /// `SliceRandom::shuffle` divides twice per index and measured about 1.8 times slower on
 /// the 100 shuffles of an 8-day series.
 pub fn shuffle<T>(values: &mut [T], rng: &mut ChaCha8Rng) {
@@ -309,7 +309,7 @@ fn max_amplitude(half: &[Complex<f32>], n: usize) -> f64 {
 /// §4.2 step 2: for `k = 2 ..= ⌊N/2⌋ − 1` whose amplitude `|X_k|` of the (unshuffled) signal
 /// exceeds `threshold`, the candidate period `⌊N/k⌋` samples, kept only when smaller than the
 /// previous candidate, so the list strictly decreases. `half` is the half spectrum of a
-/// signal of `n` samples. Amplitudes are `sqrt(re² + im²)`, as in [`max_amplitude`], so the
+/// signal of `n` samples. Amplitudes are `sqrt(re² + im²)`, as for the threshold, so the
 /// comparison is like for like.
 pub fn candidate_periods(half: &[Complex<f64>], n: usize, threshold: f64) -> Vec<usize> {
     let mut hints: Vec<usize> = Vec::new();
