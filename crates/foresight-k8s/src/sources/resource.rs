@@ -1,0 +1,142 @@
+//! Resource metrics (metrics.k8s.io PodMetrics), read in batches: one list per namespace
+//! serves every autoscaler in it during a sync, instead of one list per autoscaler.
+//!
+//! Autoscalers of a namespace are scheduled on a common grid (see [`crate::scheduler`]), so
+//! they ask within moments of each other; the first asks the API, the others wait for its
+//! answer and share it. An answer (or failure) is reused for `max_age`, which is shorter than
+//! a sync period, so each sync sees a new list.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use foresight_core::metrics::{ContainerUsage, PodResourceSample};
+use jiff::SignedDuration;
+use k8s_metrics::v1beta1::PodMetrics;
+use kube::api::ListParams;
+use kube::{Api, Client};
+use tokio::time::Instant;
+
+use crate::selector::Selector;
+use crate::telemetry::ApiCall;
+
+/// A PodMetrics item with the pod's labels (metrics-server copies them), so that one
+/// namespace-wide list can be narrowed to each workload's selector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabeledSample {
+    /// The pod's labels.
+    pub labels: BTreeMap<String, String>,
+    /// The usage.
+    pub sample: PodResourceSample,
+}
+
+/// The namespace's PodMetrics, or the API error text.
+pub type NamespaceSamples = Arc<Result<Vec<LabeledSample>, String>>;
+
+struct Fetched {
+    at: Instant,
+    samples: NamespaceSamples,
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Fetched>>>;
+
+/// Per-namespace PodMetrics lists, fetched once per sync.
+pub struct PodMetricsBatch {
+    client: Client,
+    max_age: Duration,
+    slots: std::sync::Mutex<HashMap<String, Slot>>,
+}
+
+impl PodMetricsBatch {
+    /// Lists are reused for `max_age`.
+    pub fn new(client: Client, max_age: Duration) -> Self {
+        PodMetricsBatch {
+            client,
+            max_age,
+            slots: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The PodMetrics of `namespace`, from this sync's list.
+    pub async fn namespace(&self, namespace: &str, calls: &ApiCall) -> NamespaceSamples {
+        let slot = match self.slots.lock() {
+            Ok(mut slots) => slots.entry(namespace.to_owned()).or_default().clone(),
+            // A poisoned map only means another reconcile panicked mid-insert; fetch
+            // without sharing rather than fail.
+            Err(_) => Slot::default(),
+        };
+        // Held across the fetch on purpose: the others in the namespace wait for this answer
+        // instead of sending the same request.
+        let mut guard = slot.lock().await;
+        if let Some(f) = guard.as_ref() {
+            if f.at.elapsed() < self.max_age {
+                return f.samples.clone();
+            }
+        }
+        calls.record("list_pod_metrics");
+        let api: Api<PodMetrics> = Api::namespaced(self.client.clone(), namespace);
+        let samples = Arc::new(
+            api.list(&ListParams::default())
+                .await
+                .map(|list| list.items.iter().map(convert).collect())
+                .map_err(|e| format!("unable to fetch metrics from resource metrics API: {e}")),
+        );
+        *guard = Some(Fetched {
+            at: Instant::now(),
+            samples: samples.clone(),
+        });
+        samples
+    }
+
+    /// The samples of the pods `selector` selects, in pod-name order.
+    pub async fn select(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+        calls: &ApiCall,
+    ) -> Result<Vec<PodResourceSample>, String> {
+        let all = self.namespace(namespace, calls).await;
+        match all.as_ref() {
+            Err(e) => Err(e.clone()),
+            Ok(items) => {
+                let mut out: Vec<PodResourceSample> = items
+                    .iter()
+                    .filter(|s| selector.matches(&s.labels))
+                    .map(|s| s.sample.clone())
+                    .collect();
+                out.sort_by(|a, b| a.pod.cmp(&b.pod));
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// A PodMetrics item as the decision reads it. Usage that does not parse is left out, which
+/// the decision treats as the container lacking that resource (the pod's metric is missing).
+pub fn convert(m: &PodMetrics) -> LabeledSample {
+    LabeledSample {
+        labels: m.metadata.labels.clone().unwrap_or_default(),
+        sample: PodResourceSample {
+            pod: m.metadata.name.clone().unwrap_or_default(),
+            timestamp: m.timestamp.0,
+            window: SignedDuration::try_from(m.window).unwrap_or(SignedDuration::ZERO),
+            containers: m
+                .containers
+                .iter()
+                .map(|c| ContainerUsage {
+                    name: c.name.clone(),
+                    // metrics.k8s.io reports CPU and memory only.
+                    usage: [("cpu", &c.usage.cpu), ("memory", &c.usage.memory)]
+                        .into_iter()
+                        .filter_map(|(k, q)| {
+                            foresight_api::Quantity(q.0.clone())
+                                .milli_value()
+                                .ok()
+                                .map(|v| (k.to_owned(), v))
+                        })
+                        .collect(),
+                })
+                .collect(),
+        },
+    }
+}
