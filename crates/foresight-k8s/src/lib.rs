@@ -11,8 +11,10 @@
 //!   [`controller`]: the running controller; [`telemetry`]: `/metrics`, health, logs.
 
 pub mod conflicts;
+pub mod controller;
 pub mod crd;
 pub mod events;
+pub mod leader;
 pub mod pods;
 pub mod reconcile;
 pub mod resource;
