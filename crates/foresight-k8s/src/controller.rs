@@ -97,7 +97,16 @@ pub async fn run(
             (Some(tx), rx)
         }
     };
-    telemetry.set_ready(true);
+    // Ready once the first pod list is in: before that, a new leader could not decide.
+    {
+        let (pods, telemetry) = (pods.clone(), telemetry.clone());
+        tokio::spawn(async move {
+            while !pods.is_ready() {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            telemetry.set_ready(true);
+        });
+    }
 
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::spawn(async move {
@@ -200,6 +209,3 @@ async fn run_leading(
         })
         .await;
 }
-
-/// The default settle time for lease durations, exposed for the CLI's defaults.
-pub const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(15);
