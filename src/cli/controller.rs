@@ -52,7 +52,7 @@ pub struct ControllerArgs {
     #[arg(long, env = "FORESIGHT_METRICS_ADDRESS", default_value = "0.0.0.0:8080")]
     pub metrics_address: SocketAddr,
     /// Seconds between refreshes of metric readings in status when nothing else changed.
-    #[arg(long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value_t = 60)]
+    #[arg(long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value_t = 120)]
     pub status_refresh_interval: u64,
     /// Seconds a namespace's PodMetrics list is shared by its autoscalers (keep it below
     /// the sync period).

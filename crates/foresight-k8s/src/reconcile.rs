@@ -53,7 +53,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             core: ControllerConfig::default(),
-            status_refresh: Duration::from_secs(60),
+            status_refresh: Duration::from_secs(120),
             metrics_max_age: Duration::from_secs(10),
             cache_wait: Duration::from_secs(1),
         }
