@@ -24,7 +24,7 @@ enum Command {
     /// Replay a load trace through rolling forecasts and report their accuracy.
     Backtest(cli::backtest::BacktestArgs),
     /// Run the Kubernetes controller.
-    Controller(cli::controller::ControllerArgs),
+    Controller(Box<cli::controller::ControllerArgs>),
     /// Print the EffectiveHorizontalPodAutoscaler CustomResourceDefinition (YAML).
     Crd(cli::crd::CrdArgs),
 }
@@ -38,7 +38,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Backtest(args) => cli::backtest::run(args),
-        Command::Controller(args) => cli::controller::run(args),
+        Command::Controller(args) => cli::controller::run(*args),
         Command::Crd(args) => cli::crd::run(args),
     };
     match result {

@@ -34,7 +34,11 @@ pub struct ControllerArgs {
     #[arg(long, env = "FORESIGHT_LEADER_ELECT", default_value_t = true, action = ArgAction::Set)]
     pub leader_elect: bool,
     /// Name of the leader election Lease.
-    #[arg(long, env = "FORESIGHT_LEASE_NAME", default_value = "foresight-controller")]
+    #[arg(
+        long,
+        env = "FORESIGHT_LEASE_NAME",
+        default_value = "foresight-controller"
+    )]
     pub lease_name: String,
     /// Namespace of the Lease (default: the pod's namespace, else the kubeconfig's).
     #[arg(long, env = "POD_NAMESPACE")]
@@ -49,7 +53,11 @@ pub struct ControllerArgs {
     #[arg(long, env = "FORESIGHT_CONCURRENCY", default_value_t = 16)]
     pub concurrency: u16,
     /// Address of /metrics, /healthz and /readyz.
-    #[arg(long, env = "FORESIGHT_METRICS_ADDRESS", default_value = "0.0.0.0:8080")]
+    #[arg(
+        long,
+        env = "FORESIGHT_METRICS_ADDRESS",
+        default_value = "0.0.0.0:8080"
+    )]
     pub metrics_address: SocketAddr,
     /// Seconds between refreshes of metric readings in status when nothing else changed.
     #[arg(long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value_t = 120)]
@@ -59,8 +67,12 @@ pub struct ControllerArgs {
     #[arg(long, env = "FORESIGHT_METRICS_MAX_AGE", default_value_t = 10)]
     pub metrics_max_age: u64,
     /// Workload kinds whose scale is read from a watch instead of one GET per sync.
-    #[arg(long, env = "FORESIGHT_CACHED_WORKLOADS", value_delimiter = ',',
-          default_value = "Deployment,StatefulSet,ReplicaSet")]
+    #[arg(
+        long,
+        env = "FORESIGHT_CACHED_WORKLOADS",
+        value_delimiter = ',',
+        default_value = "Deployment,StatefulSet,ReplicaSet"
+    )]
     pub cached_workloads: Vec<String>,
     /// Default tolerance (usage-ratio dead band) for objects that set none.
     #[arg(long, env = "FORESIGHT_TOLERANCE", default_value_t = 0.1)]
@@ -69,7 +81,11 @@ pub struct ControllerArgs {
     #[arg(long, env = "FORESIGHT_SYNC_PERIOD", default_value_t = 15)]
     pub sync_period: i64,
     /// Default CPU initialization period, seconds.
-    #[arg(long, env = "FORESIGHT_CPU_INITIALIZATION_PERIOD", default_value_t = 300)]
+    #[arg(
+        long,
+        env = "FORESIGHT_CPU_INITIALIZATION_PERIOD",
+        default_value_t = 300
+    )]
     pub cpu_initialization_period: i64,
     /// Default initial readiness delay, seconds.
     #[arg(long, env = "FORESIGHT_INITIAL_READINESS_DELAY", default_value_t = 30)]
@@ -82,7 +98,10 @@ pub struct ControllerArgs {
 impl ControllerArgs {
     fn options(&self, default_namespace: &str) -> anyhow::Result<Options> {
         if !(0.0..=10.0).contains(&self.tolerance) {
-            anyhow::bail!("--tolerance must be between 0 and 10, got {}", self.tolerance);
+            anyhow::bail!(
+                "--tolerance must be between 0 and 10, got {}",
+                self.tolerance
+            );
         }
         if self.sync_period < 1 {
             anyhow::bail!("--sync-period must be at least 1 second");

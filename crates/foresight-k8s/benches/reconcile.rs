@@ -122,7 +122,10 @@ impl FakeApi {
             }
             (&Method::PATCH, [.., "scale"]) => {
                 self.count("patch_scale");
-                (StatusCode::OK, json!({"kind": "Scale", "apiVersion": "autoscaling/v1"}))
+                (
+                    StatusCode::OK,
+                    json!({"kind": "Scale", "apiVersion": "autoscaling/v1"}),
+                )
             }
             (&Method::POST, [.., "events"]) => {
                 self.count("create_event");
@@ -130,7 +133,10 @@ impl FakeApi {
             }
             _ => {
                 self.count("other");
-                (StatusCode::NOT_FOUND, json!({"kind": "Status", "code": 404, "message": path}))
+                (
+                    StatusCode::NOT_FOUND,
+                    json!({"kind": "Status", "code": 404, "message": path}),
+                )
             }
         };
         let mut resp = Response::new(Body::from(serde_json::to_vec(&body).unwrap_or_default()));

@@ -151,7 +151,10 @@ fn context(
     pods: &Arc<PodCache>,
     scales: &Arc<ScaleClient>,
     telemetry: &Arc<Telemetry>,
-) -> (Arc<Context>, reflector::store::Writer<EffectiveHorizontalPodAutoscaler>) {
+) -> (
+    Arc<Context>,
+    reflector::store::Writer<EffectiveHorizontalPodAutoscaler>,
+) {
     let (store, writer) = reflector::store();
     let clock: Clock = Arc::new(jiff::Timestamp::now);
     let ctx = Context {
@@ -178,7 +181,10 @@ fn context(
 /// Runs reconciles until `until` completes.
 async fn run_leading(
     client: Client,
-    (ctx, writer): (Arc<Context>, reflector::store::Writer<EffectiveHorizontalPodAutoscaler>),
+    (ctx, writer): (
+        Arc<Context>,
+        reflector::store::Writer<EffectiveHorizontalPodAutoscaler>,
+    ),
     concurrency: u16,
     until: impl Future<Output = ()> + Send + Sync + 'static,
 ) {

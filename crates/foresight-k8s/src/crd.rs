@@ -84,7 +84,12 @@ pub fn custom_resource_definition_yaml() -> Result<String, CrdError> {
     serde_saphyr::to_string(&value).map_err(|e| CrdError::Schema(serde::ser::Error::custom(e)))
 }
 
-fn column(name: &str, type_: &str, path: &str, description: &str) -> CustomResourceColumnDefinition {
+fn column(
+    name: &str,
+    type_: &str,
+    path: &str,
+    description: &str,
+) -> CustomResourceColumnDefinition {
     CustomResourceColumnDefinition {
         name: name.to_owned(),
         type_: type_.to_owned(),
@@ -96,19 +101,54 @@ fn column(name: &str, type_: &str, path: &str, description: &str) -> CustomResou
 
 fn printer_columns() -> Vec<CustomResourceColumnDefinition> {
     vec![
-        column("Target", "string", ".spec.scaleTargetRef.name", "The workload being scaled"),
-        column("Min", "integer", ".spec.minReplicas", "Lower bound on replicas"),
-        column("Max", "integer", ".spec.maxReplicas", "Upper bound on replicas"),
-        column("Current", "integer", ".status.currentReplicas", "Replicas of the target"),
-        column("Desired", "integer", ".status.desiredReplicas", "Replicas the autoscaler wants"),
-        column("Strategy", "string", ".spec.scaleStrategy", "Auto applies, Preview only records"),
+        column(
+            "Target",
+            "string",
+            ".spec.scaleTargetRef.name",
+            "The workload being scaled",
+        ),
+        column(
+            "Min",
+            "integer",
+            ".spec.minReplicas",
+            "Lower bound on replicas",
+        ),
+        column(
+            "Max",
+            "integer",
+            ".spec.maxReplicas",
+            "Upper bound on replicas",
+        ),
+        column(
+            "Current",
+            "integer",
+            ".status.currentReplicas",
+            "Replicas of the target",
+        ),
+        column(
+            "Desired",
+            "integer",
+            ".status.desiredReplicas",
+            "Replicas the autoscaler wants",
+        ),
+        column(
+            "Strategy",
+            "string",
+            ".spec.scaleStrategy",
+            "Auto applies, Preview only records",
+        ),
         column(
             "Ready",
             "string",
             ".status.conditions[?(@.type==\"Ready\")].status",
             "Whether the autoscaler could read its sources and act",
         ),
-        column("Age", "date", ".metadata.creationTimestamp", "Time since creation"),
+        column(
+            "Age",
+            "date",
+            ".metadata.creationTimestamp",
+            "Time since creation",
+        ),
     ]
 }
 
@@ -242,9 +282,21 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
     keywords(r, "spec.maxReplicas", json!({"minimum": 1}))?;
     keywords(r, "spec.minReplicas", json!({"minimum": 0}))?;
     keywords(r, "spec.specificReplicas", json!({"minimum": 0}))?;
-    keywords(r, "spec.syncPeriodSeconds", json!({"minimum": 1, "maximum": 3600}))?;
-    keywords(r, "spec.cpuInitializationPeriodSeconds", json!({"minimum": 0}))?;
-    keywords(r, "spec.initialReadinessDelaySeconds", json!({"minimum": 0}))?;
+    keywords(
+        r,
+        "spec.syncPeriodSeconds",
+        json!({"minimum": 1, "maximum": 3600}),
+    )?;
+    keywords(
+        r,
+        "spec.cpuInitializationPeriodSeconds",
+        json!({"minimum": 0}),
+    )?;
+    keywords(
+        r,
+        "spec.initialReadinessDelaySeconds",
+        json!({"minimum": 0}),
+    )?;
     keywords(
         r,
         "spec.downscaleStabilizationWindowSeconds",
@@ -310,7 +362,11 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
             &format!("{target}.type"),
             json!({"enum": ["Utilization", "Value", "AverageValue"]}),
         )?;
-        keywords(r, &format!("{target}.averageUtilization"), json!({"minimum": 1}))?;
+        keywords(
+            r,
+            &format!("{target}.averageUtilization"),
+            json!({"minimum": 1}),
+        )?;
     }
     for source in ["resource", "containerResource"] {
         let path = format!("spec.metrics.*.{source}");
@@ -330,7 +386,11 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
         "has(self.target.averageValue)",
         "Pods metrics need target.averageValue",
     )?;
-    required(r, "spec.metrics.*.object", &["describedObject", "metric", "target"])?;
+    required(
+        r,
+        "spec.metrics.*.object",
+        &["describedObject", "metric", "target"],
+    )?;
     rule(
         r,
         "spec.metrics.*.object",
@@ -349,7 +409,11 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
     }
     required(r, "spec.metrics.*.external", &["metric"])?;
     required(r, "spec.metrics.*.prometheus", &["name", "query"])?;
-    keywords(r, "spec.metrics.*.prometheus.query", json!({"minLength": 1}))?;
+    keywords(
+        r,
+        "spec.metrics.*.prometheus.query",
+        json!({"minLength": 1}),
+    )?;
     rule(
         r,
         "spec.metrics.*.prometheus",
@@ -371,13 +435,21 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
             json!({"enum": ["Max", "Min", "Disabled"]}),
         )?;
         keywords(r, &format!("{path}.policies"), json!({"minItems": 1}))?;
-        required(r, &format!("{path}.policies.*"), &["type", "value", "periodSeconds"])?;
+        required(
+            r,
+            &format!("{path}.policies.*"),
+            &["type", "value", "periodSeconds"],
+        )?;
         keywords(
             r,
             &format!("{path}.policies.*.type"),
             json!({"enum": ["Pods", "Percent"]}),
         )?;
-        keywords(r, &format!("{path}.policies.*.value"), json!({"minimum": 1}))?;
+        keywords(
+            r,
+            &format!("{path}.policies.*.value"),
+            json!({"minimum": 1}),
+        )?;
         keywords(
             r,
             &format!("{path}.policies.*.periodSeconds"),
@@ -387,10 +459,26 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
 
     // Crons.
     keywords(r, "spec.crons", json!({"maxItems": MAX_CRONS}))?;
-    required(r, "spec.crons.*", &["name", "start", "end", "targetReplicas"])?;
-    keywords(r, "spec.crons.*.name", json!({"minLength": 1, "maxLength": 63}))?;
-    keywords(r, "spec.crons.*.start", json!({"minLength": 1, "maxLength": 256}))?;
-    keywords(r, "spec.crons.*.end", json!({"minLength": 1, "maxLength": 256}))?;
+    required(
+        r,
+        "spec.crons.*",
+        &["name", "start", "end", "targetReplicas"],
+    )?;
+    keywords(
+        r,
+        "spec.crons.*.name",
+        json!({"minLength": 1, "maxLength": 63}),
+    )?;
+    keywords(
+        r,
+        "spec.crons.*.start",
+        json!({"minLength": 1, "maxLength": 256}),
+    )?;
+    keywords(
+        r,
+        "spec.crons.*.end",
+        json!({"minLength": 1, "maxLength": 256}),
+    )?;
     keywords(r, "spec.crons.*.targetReplicas", json!({"minimum": 0}))?;
     rule(
         r,
@@ -406,7 +494,11 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
     )?;
 
     // Prediction.
-    keywords(r, "spec.prediction.predictionWindowSeconds", json!({"minimum": 1}))?;
+    keywords(
+        r,
+        "spec.prediction.predictionWindowSeconds",
+        json!({"minimum": 1}),
+    )?;
     keywords(
         r,
         "spec.prediction.predictionAlgorithm.algorithmType",
@@ -429,7 +521,15 @@ mod tests {
     /// preserve-unknown-fields node), and nothing is referenced or combined.
     fn assert_structural(v: &Value, path: &str) {
         let Value::Object(map) = v else { return };
-        for forbidden in ["$ref", "oneOf", "anyOf", "allOf", "not", "definitions", "$defs"] {
+        for forbidden in [
+            "$ref",
+            "oneOf",
+            "anyOf",
+            "allOf",
+            "not",
+            "definitions",
+            "$defs",
+        ] {
             assert!(!map.contains_key(forbidden), "{path}: has {forbidden}");
         }
         let int_or_string = map.get("x-kubernetes-int-or-string") == Some(&json!(true));
@@ -473,7 +573,11 @@ mod tests {
         let b = node(&mut schema, "spec.behavior").unwrap();
         let text = b.get("description").and_then(Value::as_str).unwrap();
         assert!(text.contains("Scaling behavior per direction"), "{text}");
-        let w = node(&mut schema, "spec.behavior.scaleDown.stabilizationWindowSeconds").unwrap();
+        let w = node(
+            &mut schema,
+            "spec.behavior.scaleDown.stabilizationWindowSeconds",
+        )
+        .unwrap();
         assert!(w.get("description").is_some());
     }
 
@@ -520,7 +624,9 @@ mod tests {
         match (a, b) {
             (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
             (Value::Object(x), Value::Object(y)) => {
-                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+                x.len() == y.len()
+                    && x.iter()
+                        .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
             }
             (Value::Array(x), Value::Array(y)) => {
                 x.len() == y.len() && x.iter().zip(y).all(|(v, w)| json_eq(v, w))

@@ -37,7 +37,10 @@ pub struct LeaderError {
 
 /// Whether this replica leads, as a channel that changes when leadership does. The task
 /// that holds and renews the lease runs until every receiver is dropped, then releases it.
-pub async fn elect(client: Client, opts: &LeaderOptions) -> Result<watch::Receiver<bool>, LeaderError> {
+pub async fn elect(
+    client: Client,
+    opts: &LeaderOptions,
+) -> Result<watch::Receiver<bool>, LeaderError> {
     let manager = LeaseManagerBuilder::new(client, &opts.lease_name)
         .with_namespace(&opts.lease_namespace)
         .with_identity(&opts.identity)

@@ -137,8 +137,7 @@ impl PodCache {
     /// practice: the watcher retries with backoff).
     pub async fn run(self: Arc<Self>, client: Client) {
         let api: Api<KubePod> = Api::all(client);
-        let stream = watcher(api, watcher::Config::default().any_semantic())
-            .default_backoff();
+        let stream = watcher(api, watcher::Config::default().any_semantic()).default_backoff();
         futures::pin_mut!(stream);
         while let Some(event) = stream.next().await {
             match event {

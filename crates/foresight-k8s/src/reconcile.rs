@@ -193,8 +193,7 @@ async fn reconcile_inner(
     obj: &EffectiveHorizontalPodAutoscaler,
     ctx: &Context,
 ) -> Result<Action, ReconcileError> {
-    let (Some(ns), Some(name)) = (obj.metadata.namespace.clone(), obj.metadata.name.clone())
-    else {
+    let (Some(ns), Some(name)) = (obj.metadata.namespace.clone(), obj.metadata.name.clone()) else {
         return Err(ReconcileError::Unnamed);
     };
     let now = (ctx.clock)();
@@ -275,7 +274,12 @@ async fn reconcile_inner(
     };
 
     ctx.events
-        .publish(&regarding, &reconciled.events, &mut memory.last_events, &calls)
+        .publish(
+            &regarding,
+            &reconciled.events,
+            &mut memory.last_events,
+            &calls,
+        )
         .await;
     if let Some(err) = &reconciled.error {
         tracing::info!(namespace = %ns, name = %name, error = %err, "decision reported an error");
@@ -406,7 +410,12 @@ async fn report_invalid_spec(
         message: message.to_owned(),
     }];
     ctx.events
-        .publish(&obj.object_ref(&()), &events, &mut memory.last_events, &calls)
+        .publish(
+            &obj.object_ref(&()),
+            &events,
+            &mut memory.last_events,
+            &calls,
+        )
         .await;
     if status::relevant_change(&prior, &new_status) {
         status::write(

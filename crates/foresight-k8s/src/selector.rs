@@ -116,7 +116,10 @@ fn parse_term(term: &str) -> Result<Requirement, String> {
     if let Some((k, v)) = term.split_once('=') {
         return Ok(Requirement::Equals(key_of(k)?, value_of(v)?));
     }
-    for (op, ord) in [('>', std::cmp::Ordering::Greater), ('<', std::cmp::Ordering::Less)] {
+    for (op, ord) in [
+        ('>', std::cmp::Ordering::Greater),
+        ('<', std::cmp::Ordering::Less),
+    ] {
         if let Some((k, v)) = term.split_once(op) {
             let n = v
                 .trim()
@@ -137,7 +140,9 @@ fn parse_term(term: &str) -> Result<Requirement, String> {
             .collect::<Result<Vec<_>, _>>()?;
         let mut words = head.split_whitespace();
         let (Some(key), Some(op), None) = (words.next(), words.next(), words.next()) else {
-            return Err(format!("{term:?}: expected `key in (...)` or `key notin (...)`"));
+            return Err(format!(
+                "{term:?}: expected `key in (...)` or `key notin (...)`"
+            ));
         };
         return match op {
             "in" => Ok(Requirement::In(key_of(key)?, values)),
@@ -212,7 +217,17 @@ mod tests {
 
     #[test]
     fn rejects_garbage_without_panicking() {
-        for bad in ["a in (b", "a)", "a in b)", ",", "a b c", "a=b c", "=x", "a in (x y)", "n>z"] {
+        for bad in [
+            "a in (b",
+            "a)",
+            "a in b)",
+            ",",
+            "a b c",
+            "a=b c",
+            "=x",
+            "a in (x y)",
+            "n>z",
+        ] {
             assert!(Selector::parse(bad).is_err(), "{bad}");
         }
     }

@@ -248,7 +248,13 @@ mod tests {
     fn steady_state_writes_nothing() {
         let old = status(0, "50%");
         let new = status(15, "50%");
-        assert!(!should_write(&old, &new, Some(ts(0)), ts(15), Duration::from_secs(300)));
+        assert!(!should_write(
+            &old,
+            &new,
+            Some(ts(0)),
+            ts(15),
+            Duration::from_secs(300)
+        ));
     }
 
     #[test]
@@ -265,15 +271,30 @@ mod tests {
         let old = status(0, "50%");
         let mut new = status(15, "50%");
         new.desired_replicas = Some(4);
-        assert!(should_write(&old, &new, Some(ts(0)), ts(15), Duration::from_secs(300)));
+        assert!(should_write(
+            &old,
+            &new,
+            Some(ts(0)),
+            ts(15),
+            Duration::from_secs(300)
+        ));
         let mut new = status(15, "50%");
         new.conditions[0].status = ConditionStatus::False;
-        assert!(should_write(&old, &new, Some(ts(0)), ts(15), Duration::from_secs(300)));
+        assert!(should_write(
+            &old,
+            &new,
+            Some(ts(0)),
+            ts(15),
+            Duration::from_secs(300)
+        ));
     }
 
     #[test]
     fn the_patch_clears_absent_fields_and_carries_the_version() {
-        let p = status_patch(&EffectiveHorizontalPodAutoscalerStatus::default(), Some("7"));
+        let p = status_patch(
+            &EffectiveHorizontalPodAutoscalerStatus::default(),
+            Some("7"),
+        );
         assert_eq!(p["metadata"]["resourceVersion"], "7");
         assert!(status_fields().len() >= 9);
         for f in status_fields() {

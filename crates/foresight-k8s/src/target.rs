@@ -259,14 +259,12 @@ impl WorkloadCache {
         let Some(cache) = self.kinds.get(&kind) else {
             return;
         };
-        let key = |w: &W| {
-            Some((
-                w.meta().namespace.clone()?,
-                w.meta().name.clone()?,
-            ))
-        };
-        let stream = watcher(Api::<W>::all(client), watcher::Config::default().any_semantic())
-            .default_backoff();
+        let key = |w: &W| Some((w.meta().namespace.clone()?, w.meta().name.clone()?));
+        let stream = watcher(
+            Api::<W>::all(client),
+            watcher::Config::default().any_semantic(),
+        )
+        .default_backoff();
         futures::pin_mut!(stream);
         while let Some(event) = stream.next().await {
             match event {
@@ -478,7 +476,10 @@ mod tests {
             name: "x".to_owned(),
         };
         let g = ScaleClient::gvk(&r(Some("argoproj.io/v1alpha1"), "Rollout")).unwrap();
-        assert_eq!((g.group.as_str(), g.version.as_str()), ("argoproj.io", "v1alpha1"));
+        assert_eq!(
+            (g.group.as_str(), g.version.as_str()),
+            ("argoproj.io", "v1alpha1")
+        );
         let g = ScaleClient::gvk(&r(None, "Deployment")).unwrap();
         assert_eq!(g.api_version(), "apps/v1");
         let g = ScaleClient::gvk(&r(Some("v1"), "ReplicationController")).unwrap();

@@ -60,9 +60,9 @@ impl Telemetry {
         let mut registry = Registry::with_prefix("foresight");
         let reconciles = Counter::default();
         let reconcile_errors = Counter::default();
-        let reconcile_duration = Histogram::new(
-            [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0].into_iter(),
-        );
+        let reconcile_duration = Histogram::new([
+            0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+        ]);
         let decisions = Family::<DecisionLabels, Counter>::default();
         let api_requests = Family::<CallLabels, Counter>::default();
         registry.register("reconciles", "Reconciles run", reconciles.clone());

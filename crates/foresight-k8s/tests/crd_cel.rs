@@ -140,7 +140,10 @@ fn scale_to_zero_needs_a_source_that_sees_load_without_pods() {
     obj["spec"]["crons"] = json!([]);
     obj["spec"]["metrics"] = json!([{"type": "Resource", "resource": {"name": "cpu",
         "target": {"type": "Utilization", "averageUtilization": 60}}}]);
-    assert_rejects(obj.clone(), "minReplicas: 0 needs an Object, External or Prometheus");
+    assert_rejects(
+        obj.clone(),
+        "minReplicas: 0 needs an Object, External or Prometheus",
+    );
     obj["spec"]["metrics"][0] = json!({"type": "External", "external": {"metric": {"name": "q"},
         "target": {"type": "Value", "value": "1"}}});
     assert_eq!(violations(&obj), Vec::<String>::new());
@@ -178,13 +181,22 @@ fn a_metric_sets_the_source_its_type_names() {
 fn targets_match_their_source() {
     let mut both = good();
     both["spec"]["metrics"][0]["resource"]["target"]["averageValue"] = json!("500m");
-    assert_rejects(both, "set exactly one of target.averageUtilization and target.averageValue");
+    assert_rejects(
+        both,
+        "set exactly one of target.averageUtilization and target.averageValue",
+    );
     let mut neither = good();
     neither["spec"]["metrics"][1]["external"]["target"] = json!({"type": "Value"});
-    assert_rejects(neither, "set exactly one of target.value and target.averageValue");
+    assert_rejects(
+        neither,
+        "set exactly one of target.value and target.averageValue",
+    );
     let mut util = good();
     util["spec"]["metrics"][2]["prometheus"]["target"]["type"] = json!("Utilization");
-    assert_rejects(util, "Prometheus metrics take a Value or AverageValue target");
+    assert_rejects(
+        util,
+        "Prometheus metrics take a Value or AverageValue target",
+    );
 }
 
 #[test]

@@ -226,10 +226,15 @@ fn scale_response(replicas: i32) -> Value {
            "spec": {"replicas": replicas}, "status": {"replicas": replicas, "selector": "app=web"}})
 }
 
-fn autoscaler(spec: Value, status: Value, resource_version: &str) -> EffectiveHorizontalPodAutoscaler {
+fn autoscaler(
+    spec: Value,
+    status: Value,
+    resource_version: &str,
+) -> EffectiveHorizontalPodAutoscaler {
     let mut spec = spec;
     if spec.get("scaleTargetRef").is_none() {
-        spec["scaleTargetRef"] = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
+        spec["scaleTargetRef"] =
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
     }
     serde_json::from_value(json!({
         "apiVersion": "autoscaling.foresight.dev/v1alpha1",
@@ -318,7 +323,9 @@ async fn run(
 /// removes a field.
 fn stored(status: Value) -> Value {
     match status {
-        Value::Object(map) => Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+        }
         other => other,
     }
 }
@@ -330,7 +337,11 @@ fn condition<'a>(status: &'a Value, type_: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {type_} condition in {status}"))
 }
 
-fn event_check(type_: &'static str, reason: &'static str, note_part: &'static str) -> impl Fn(&Value) {
+fn event_check(
+    type_: &'static str,
+    reason: &'static str,
+    note_part: &'static str,
+) -> impl Fn(&Value) {
     move |b: &Value| {
         assert_eq!(b["apiVersion"], "events.k8s.io/v1");
         assert_eq!(b["kind"], "Event");
@@ -343,7 +354,10 @@ fn event_check(type_: &'static str, reason: &'static str, note_part: &'static st
         assert_eq!(b["regarding"]["namespace"], NS);
         assert_eq!(b["metadata"]["namespace"], NS);
         let note = b["note"].as_str().unwrap_or_default();
-        assert!(note.contains(note_part), "note {note:?} lacks {note_part:?}");
+        assert!(
+            note.contains(note_part),
+            "note {note:?} lacks {note_part:?}"
+        );
     }
 }
 
@@ -360,7 +374,9 @@ async fn scale_up_through_discovery_and_the_scale_subresource() {
         world.pods.apply(&pod(&format!("web-{i}")));
     }
     let obj = autoscaler(
-        cpu_spec(json!({"scaleTargetRef": {"apiVersion": "example.com/v1", "kind": "Widget", "name": "web"}})),
+        cpu_spec(
+            json!({"scaleTargetRef": {"apiVersion": "example.com/v1", "kind": "Widget", "name": "web"}}),
+        ),
         Value::Null,
         "7",
     );
@@ -494,7 +510,11 @@ async fn scale_down_is_held_by_stabilization_and_steady_state_writes_nothing() {
 #[tokio::test]
 async fn preview_records_without_scaling_and_holds_specific_replicas() {
     let world = World::new().deployment(2);
-    let obj = autoscaler(cpu_spec(json!({"scaleStrategy": "Preview"})), Value::Null, "3");
+    let obj = autoscaler(
+        cpu_spec(json!({"scaleStrategy": "Preview"})),
+        Value::Null,
+        "3",
+    );
     let steps = vec![
         Step::get(POD_METRICS, pod_metrics(2, "900m")),
         Step::merge_patch(status_uri(), |b| {
@@ -505,7 +525,10 @@ async fn preview_records_without_scaling_and_holds_specific_replicas() {
             assert_eq!(s["lastScaleTime"], Value::Null);
             assert_eq!(s["lastDecision"]["strategy"], "Preview");
             let summary = s["lastDecision"]["summary"].as_str().unwrap();
-            assert!(summary.starts_with("preview, not applied; would scale 2 -> 4"), "{summary}");
+            assert!(
+                summary.starts_with("preview, not applied; would scale 2 -> 4"),
+                "{summary}"
+            );
         }),
     ];
     reconcile_once(&obj, &world, t0(), steps).await;
@@ -524,7 +547,11 @@ async fn preview_records_without_scaling_and_holds_specific_replicas() {
         .answer(StatusCode::OK, scale_response(5)),
         Step::post(
             EVENTS,
-            event_check("Normal", "SuccessfulRescale", "Preview strategy holds specificReplicas"),
+            event_check(
+                "Normal",
+                "SuccessfulRescale",
+                "Preview strategy holds specificReplicas",
+            ),
         ),
         Step::merge_patch(status_uri(), |b| {
             let s = &b["status"];
@@ -547,7 +574,11 @@ async fn a_failed_metrics_api_holds_and_is_reported_once() {
     let unavailable = || {
         Step::get(POD_METRICS, Value::Null).answer(
             StatusCode::SERVICE_UNAVAILABLE,
-            api_error(503, "ServiceUnavailable", "the server is currently unable to handle the request"),
+            api_error(
+                503,
+                "ServiceUnavailable",
+                "the server is currently unable to handle the request",
+            ),
         )
     };
     let written = Arc::new(std::sync::Mutex::new(Value::Null));
@@ -556,12 +587,20 @@ async fn a_failed_metrics_api_holds_and_is_reported_once() {
         unavailable(),
         Step::post(
             EVENTS,
-            event_check("Warning", "FailedGetResourceMetric", "unable to fetch metrics from resource metrics API"),
+            event_check(
+                "Warning",
+                "FailedGetResourceMetric",
+                "unable to fetch metrics from resource metrics API",
+            ),
         ),
         // Kubernetes reports the failed metric, then the failed computation.
         Step::post(
             EVENTS,
-            event_check("Warning", "FailedComputeMetricsReplicas", "invalid metrics (1 invalid out of 1)"),
+            event_check(
+                "Warning",
+                "FailedComputeMetricsReplicas",
+                "invalid metrics (1 invalid out of 1)",
+            ),
         ),
         Step::merge_patch(status_uri(), move |b| {
             let s = &b["status"];
@@ -585,7 +624,9 @@ async fn a_failed_metrics_api_holds_and_is_reported_once() {
     let (svc, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let server = tokio::spawn(serve(handle, steps));
     let (ctx, telemetry) = context(Client::new(svc, NS), &world, t0());
-    reconcile::reconcile(Arc::new(obj), ctx.clone()).await.unwrap();
+    reconcile::reconcile(Arc::new(obj), ctx.clone())
+        .await
+        .unwrap();
     let after = autoscaler(cpu_spec(json!({})), written.lock().unwrap().clone(), "21");
     run(&after, ctx, server).await;
     assert_eq!(telemetry.requests("create_event"), 2);
@@ -605,13 +646,20 @@ async fn a_conflicting_status_write_is_retried_with_the_new_version() {
             assert_eq!(b, &json!({"spec": {"replicas": 4}}));
         })
         .answer(StatusCode::OK, scale_response(4)),
-        Step::post(EVENTS, event_check("Normal", "SuccessfulRescale", "New size: 4")),
+        Step::post(
+            EVENTS,
+            event_check("Normal", "SuccessfulRescale", "New size: 4"),
+        ),
         Step::merge_patch(status_uri(), |b| {
             assert_eq!(b["metadata"]["resourceVersion"], "30");
         })
         .answer(
             StatusCode::CONFLICT,
-            api_error(409, "Conflict", "Operation cannot be fulfilled: the object has been modified"),
+            api_error(
+                409,
+                "Conflict",
+                "Operation cannot be fulfilled: the object has been modified",
+            ),
         ),
         Step::get(format!("{OBJECT}/status"), fresh),
         Step::merge_patch(status_uri(), |b| {
@@ -635,7 +683,11 @@ async fn a_restart_restores_rate_limits_from_status() {
         "scaleDownEvents": []
     });
     let world = World::new().deployment(3);
-    let obj = autoscaler(cpu_spec(behavior.clone()), json!({"history": history}), "40");
+    let obj = autoscaler(
+        cpu_spec(behavior.clone()),
+        json!({"history": history}),
+        "40",
+    );
     let steps = vec![
         Step::get(POD_METRICS, pod_metrics(3, "900m")),
         Step::merge_patch(status_uri(), |b| {
@@ -658,7 +710,10 @@ async fn a_restart_restores_rate_limits_from_status() {
             assert_eq!(b, &json!({"spec": {"replicas": 4}}));
         })
         .answer(StatusCode::OK, scale_response(4)),
-        Step::post(EVENTS, event_check("Normal", "SuccessfulRescale", "New size: 4")),
+        Step::post(
+            EVENTS,
+            event_check("Normal", "SuccessfulRescale", "New size: 4"),
+        ),
         Step::merge_patch(status_uri(), |b| {
             let s = &b["status"];
             assert_eq!(s["desiredReplicas"], 4);
@@ -721,7 +776,11 @@ async fn two_autoscalers_on_one_workload_both_report_the_conflict() {
         c.store = store;
         Arc::new(c)
     };
-    reconcile::reconcile(Arc::new(a.clone()), ctx.clone()).await.unwrap();
-    reconcile::reconcile(Arc::new(b), ctx.clone()).await.unwrap();
+    reconcile::reconcile(Arc::new(a.clone()), ctx.clone())
+        .await
+        .unwrap();
+    reconcile::reconcile(Arc::new(b), ctx.clone())
+        .await
+        .unwrap();
     run(&a, ctx, server).await;
 }

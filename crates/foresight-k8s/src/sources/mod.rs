@@ -1,8 +1,8 @@
 //! Reading an autoscaler's metrics from the metrics APIs.
 //!
-//! - [`resource`]: metrics.k8s.io PodMetrics, one list per namespace per sync;
-//! - [`custom`]: custom.metrics.k8s.io Pods and Object metrics;
-//! - [`external`]: external.metrics.k8s.io.
+//! - [`resource`] reads metrics.k8s.io PodMetrics, one list per namespace per sync;
+//! - [`custom`] reads custom.metrics.k8s.io Pods and Object metrics;
+//! - [`external`] reads external.metrics.k8s.io.
 //!
 //! A source that fails gives `MetricData::Failed` with the API's error, never a number: the
 //! decision then refuses to scale down on partial data and says why in `ScalingActive` and
@@ -154,7 +154,10 @@ mod tests {
         assert_eq!(encode("pods/*"), "pods%2F*");
         assert_eq!(encode("http_requests"), "http_requests");
         assert_eq!(
-            query(&[("labelSelector", "app=web,tier in (a,b)".to_owned()), ("x", String::new())]),
+            query(&[
+                ("labelSelector", "app=web,tier in (a,b)".to_owned()),
+                ("x", String::new())
+            ]),
             "?labelSelector=app%3Dweb%2Ctier+in+%28a%2Cb%29"
         );
         assert_eq!(query(&[("x", String::new())]), "");
