@@ -11,6 +11,7 @@ use std::sync::{Arc, RwLock};
 
 use foresight_api::status::ConditionStatus;
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
+use foresight_core::resources::ResourceList;
 use foresight_core::time::GO_ZERO_TIME;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod as KubePod;
@@ -191,23 +192,23 @@ pub fn convert(pod: &KubePod) -> Option<(String, String, CachedPod)> {
                 .iter()
                 .map(|c| Container {
                     name: c.name.clone(),
-                    requests: c
-                        .resources
-                        .as_ref()
-                        .and_then(|r| r.requests.as_ref())
-                        .map(|reqs| {
-                            reqs.iter()
-                                .filter_map(|(k, q)| {
-                                    // An unparseable request counts as absent: the metric
-                                    // then fails with "missing request", visibly.
-                                    foresight_api::Quantity(q.0.clone())
-                                        .milli_value()
-                                        .ok()
-                                        .map(|v| (k.clone(), v))
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default(),
+                    requests: {
+                        let mut list = ResourceList::default();
+                        for (k, q) in c
+                            .resources
+                            .as_ref()
+                            .and_then(|r| r.requests.as_ref())
+                            .into_iter()
+                            .flatten()
+                        {
+                            // An unparseable request counts as absent: the metric then
+                            // fails with "missing request", visibly.
+                            if let Ok(v) = foresight_api::Quantity(q.0.clone()).milli_value() {
+                                list.set(k, v);
+                            }
+                        }
+                        list
+                    },
                 })
                 .collect()
         })
@@ -251,7 +252,7 @@ mod tests {
         let got = cache.select("a", &sel);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].name, "web-1");
-        assert_eq!(got[0].containers[0].request("cpu"), Some(500));
+        assert_eq!(got[0].containers[0].requests.cpu, Some(500));
         assert_eq!(got[0].phase, PodPhase::Running);
         assert_eq!(got[0].ready.unwrap().status, ConditionStatus::True);
         cache.delete(&pod("a", "web-1", "web"));

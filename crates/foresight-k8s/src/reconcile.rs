@@ -237,7 +237,13 @@ async fn reconcile_inner(
     }
 
     let observation = observe(ctx, &autoscaler, &name, &calls).await;
-    let decision = decide(&autoscaler, &observation, &prior, &memory.history, now);
+    let decision = decide(
+        &autoscaler,
+        &observation,
+        prior.clone(),
+        std::mem::take(&mut memory.history),
+        now,
+    );
 
     let outcome = match decision.scale_to {
         None => ScaleOutcome::NotAttempted,
@@ -257,12 +263,12 @@ async fn reconcile_inner(
         .last()
         .map(|l| l.reason.clone())
         .or_else(|| {
-            conditions::get(&decision.conditions, SCALING_ACTIVE)
+            conditions::get(decision.conditions(), SCALING_ACTIVE)
                 .filter(|c| c.status == ConditionStatus::False)
                 .map(|c| c.reason.clone())
         })
         .unwrap_or_else(|| "Recommendation".to_owned());
-    let reconciled = decision.finish(&autoscaler, &prior, outcome);
+    let reconciled = decision.finish(&autoscaler, outcome);
 
     let mut new_status = reconciled.status;
     new_status.observed_generation = obj.metadata.generation;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use foresight_core::metrics::{ContainerUsage, PodResourceSample};
+use foresight_core::resources::ResourceList;
 use jiff::SignedDuration;
 use k8s_metrics::v1beta1::PodMetrics;
 use kube::api::ListParams;
@@ -125,16 +126,17 @@ pub fn convert(m: &PodMetrics) -> LabeledSample {
                 .iter()
                 .map(|c| ContainerUsage {
                     name: c.name.clone(),
-                    // metrics.k8s.io reports CPU and memory only.
-                    usage: [("cpu", &c.usage.cpu), ("memory", &c.usage.memory)]
-                        .into_iter()
-                        .filter_map(|(k, q)| {
-                            foresight_api::Quantity(q.0.clone())
-                                .milli_value()
-                                .ok()
-                                .map(|v| (k.to_owned(), v))
-                        })
-                        .collect(),
+                    // metrics.k8s.io reports CPU and memory only. Usage that does not
+                    // parse is left out.
+                    usage: {
+                        let mut list = ResourceList::default();
+                        for (k, q) in [("cpu", &c.usage.cpu), ("memory", &c.usage.memory)] {
+                            if let Ok(v) = foresight_api::Quantity(q.0.clone()).milli_value() {
+                                list.set(k, v);
+                            }
+                        }
+                        list
+                    },
                 })
                 .collect(),
         },
