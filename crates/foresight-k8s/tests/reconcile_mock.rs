@@ -784,3 +784,75 @@ async fn two_autoscalers_on_one_workload_both_report_the_conflict() {
         .unwrap();
     run(&a, ctx, server).await;
 }
+
+/// Pods and Object metrics from custom.metrics.k8s.io/v1beta2 and an External metric from
+/// external.metrics.k8s.io/v1beta1, requested with the paths and selectors Kubernetes'
+/// metrics clients use; the largest proposal (the Pods metric's 4) wins.
+#[tokio::test]
+async fn custom_and_external_metrics_use_the_aggregated_api_paths() {
+    let world = World::new().deployment(2);
+    let spec = json!({
+        "minReplicas": 1, "maxReplicas": 10,
+        "metrics": [
+            {"type": "Pods", "pods": {"metric": {"name": "http_requests"},
+                "target": {"type": "AverageValue", "averageValue": "10"}}},
+            {"type": "Object", "object": {
+                "describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main-route"},
+                "metric": {"name": "requests_per_second"},
+                "target": {"type": "Value", "value": "100"}}},
+            {"type": "External", "external": {
+                "metric": {"name": "queue_messages", "selector": {"matchLabels": {"queue": "jobs"}}},
+                "target": {"type": "AverageValue", "averageValue": "30"}}}
+        ]
+    });
+    let obj = autoscaler(spec, Value::Null, "60");
+    let pod_value = |pod: &str, v: &str| {
+        json!({"describedObject": {"kind": "Pod", "namespace": NS, "name": pod, "apiVersion": "/v1"},
+               "metric": {"name": "http_requests"}, "timestamp": T0, "windowSeconds": 60, "value": v})
+    };
+    let steps = vec![
+        Step::get(
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/shop/pods/*/http_requests?labelSelector=app%3Dweb",
+            json!({"kind": "MetricValueList", "apiVersion": "custom.metrics.k8s.io/v1beta2",
+                   "metadata": {}, "items": [pod_value("web-0", "20"), pod_value("web-1", "20")]}),
+        ),
+        Step::get(
+            "/apis/networking.k8s.io/v1",
+            json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "networking.k8s.io/v1",
+                   "resources": [{"name": "ingresses", "singularName": "ingress", "namespaced": true,
+                                  "kind": "Ingress", "verbs": ["get", "list", "watch"]}]}),
+        ),
+        Step::get(
+            "/apis/external.metrics.k8s.io/v1beta1/namespaces/shop/queue_messages?labelSelector=queue%3Djobs",
+            json!({"kind": "ExternalMetricValueList", "apiVersion": "external.metrics.k8s.io/v1beta1",
+                   "metadata": {}, "items": [
+                       {"metricName": "queue_messages", "metricLabels": {"queue": "jobs"},
+                        "timestamp": T0, "value": "60"},
+                       {"metricName": "queue_messages", "metricLabels": {"queue": "jobs"},
+                        "timestamp": T0, "value": "30"}]}),
+        ),
+        Step::get(
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/shop/ingresses.networking.k8s.io/main-route/requests_per_second",
+            json!({"kind": "MetricValueList", "apiVersion": "custom.metrics.k8s.io/v1beta2",
+                   "metadata": {}, "items": [
+                       {"describedObject": {"kind": "Ingress", "namespace": NS, "name": "main-route",
+                                            "apiVersion": "networking.k8s.io/v1"},
+                        "metric": {"name": "requests_per_second"}, "timestamp": T0, "value": "150"}]}),
+        ),
+        Step::merge_patch(format!("{DEPLOYMENT_SCALE}?"), |b| {
+            assert_eq!(b, &json!({"spec": {"replicas": 4}}));
+        })
+        .answer(StatusCode::OK, scale_response(4)),
+        Step::post(EVENTS, event_check("Normal", "SuccessfulRescale", "pods metric http_requests above target")),
+        Step::merge_patch(status_uri(), |b| {
+            let m = &b["status"]["currentMetrics"];
+            assert_eq!(m[0]["pods"]["current"]["averageValue"], "20");
+            assert_eq!(m[1]["object"]["current"]["value"], "150");
+            assert_eq!(m[2]["external"]["current"]["averageValue"], "45");
+            let proposals = b["status"]["lastDecision"]["proposals"].as_array().unwrap();
+            let replicas: Vec<&Value> = proposals.iter().map(|p| &p["replicas"]).collect();
+            assert_eq!(replicas, [&json!(4), &json!(3), &json!(3)]);
+        }),
+    ];
+    reconcile_once(&obj, &world, t0(), steps).await;
+}
