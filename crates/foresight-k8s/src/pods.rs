@@ -5,7 +5,7 @@
 //! this is the same idea, with an index so that selecting one workload's pods costs the size
 //! of its namespace, not of the cluster.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -29,7 +29,55 @@ pub struct CachedPod {
     pub pod: Pod,
 }
 
-type Namespaces = HashMap<String, BTreeMap<String, CachedPod>>;
+/// One namespace's pods, with an index from each `label=value` to the pods carrying it.
+#[derive(Debug, Default)]
+struct Namespace {
+    pods: BTreeMap<String, CachedPod>,
+    by_label: HashMap<(String, String), BTreeSet<String>>,
+}
+
+impl Namespace {
+    fn insert(&mut self, name: String, pod: CachedPod) {
+        self.remove(&name);
+        for (k, v) in &pod.labels {
+            self.by_label
+                .entry((k.clone(), v.clone()))
+                .or_default()
+                .insert(name.clone());
+        }
+        self.pods.insert(name, pod);
+    }
+
+    fn remove(&mut self, name: &str) {
+        if let Some(old) = self.pods.remove(name) {
+            for (k, v) in old.labels {
+                let key = (k, v);
+                if let Some(set) = self.by_label.get_mut(&key) {
+                    set.remove(name);
+                    if set.is_empty() {
+                        self.by_label.remove(&key);
+                    }
+                }
+            }
+        }
+    }
+
+    fn select(&self, selector: &Selector) -> Vec<Pod> {
+        let pick = |p: &CachedPod| selector.matches(&p.labels).then(|| p.pod.clone());
+        match selector.required_label() {
+            Some((k, v)) => self
+                .by_label
+                .get(&(k.to_owned(), v.to_owned()))
+                .into_iter()
+                .flatten()
+                .filter_map(|name| self.pods.get(name).and_then(pick))
+                .collect(),
+            None => self.pods.values().filter_map(pick).collect(),
+        }
+    }
+}
+
+type Namespaces = HashMap<String, Namespace>;
 
 /// Pods by namespace and name.
 #[derive(Debug, Default)]
@@ -74,7 +122,7 @@ impl PodCache {
         if let Ok(mut map) = self.pods.write() {
             if let Some(pods) = map.get_mut(ns) {
                 pods.remove(name);
-                if pods.is_empty() {
+                if pods.pods.is_empty() {
                     map.remove(ns);
                 }
             }
@@ -112,12 +160,7 @@ impl PodCache {
             return Vec::new();
         };
         map.get(namespace)
-            .map(|pods| {
-                pods.values()
-                    .filter(|p| selector.matches(&p.labels))
-                    .map(|p| p.pod.clone())
-                    .collect()
-            })
+            .map(|ns| ns.select(selector))
             .unwrap_or_default()
     }
 
@@ -125,7 +168,7 @@ impl PodCache {
     pub fn len(&self) -> usize {
         self.pods
             .read()
-            .map(|m| m.values().map(BTreeMap::len).sum())
+            .map(|m| m.values().map(|ns| ns.pods.len()).sum())
             .unwrap_or(0)
     }
 
@@ -258,6 +301,14 @@ mod tests {
         cache.delete(&pod("a", "web-1", "web"));
         assert!(cache.select("a", &sel).is_empty());
         assert_eq!(cache.len(), 2);
+        // Relabelled pods move in the index.
+        cache.apply(&pod("a", "db-1", "web"));
+        assert_eq!(cache.select("a", &sel).len(), 1);
+        assert!(cache
+            .select("a", &Selector::parse("app=db").unwrap())
+            .is_empty());
+        // Selectors without an equality still see every pod.
+        assert_eq!(cache.select("a", &Selector::parse("app").unwrap()).len(), 1);
     }
 
     #[test]

@@ -55,6 +55,16 @@ impl Selector {
         Ok(Selector(reqs))
     }
 
+    /// A `key=value` every selected object must carry, if the selector has one: caches index
+    /// by it, so that selecting one workload's pods looks at that workload's pods only.
+    pub fn required_label(&self) -> Option<(&str, &str)> {
+        self.0.iter().find_map(|r| match r {
+            Requirement::Equals(k, v) => Some((k.as_str(), v.as_str())),
+            Requirement::In(k, vs) if vs.len() == 1 => Some((k.as_str(), vs[0].as_str())),
+            _ => None,
+        })
+    }
+
     /// Whether `labels` satisfy every requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.0.iter().all(|r| match r {
@@ -201,6 +211,13 @@ mod tests {
         let mut l3 = l.clone();
         l3.insert("env".into(), "prod".into());
         assert!(!s.matches(&l3));
+    }
+
+    #[test]
+    fn finds_a_required_label() {
+        let s = Selector::parse("tier in (web),app=shop").unwrap();
+        assert_eq!(s.required_label(), Some(("tier", "web")));
+        assert_eq!(Selector::parse("a!=b,c").unwrap().required_label(), None);
     }
 
     #[test]

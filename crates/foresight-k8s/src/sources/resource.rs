@@ -31,8 +31,46 @@ pub struct LabeledSample {
     pub sample: PodResourceSample,
 }
 
+/// One namespace's PodMetrics, indexed by `label=value`.
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    /// The items.
+    pub items: Vec<LabeledSample>,
+    by_label: HashMap<(String, String), Vec<usize>>,
+}
+
+impl Samples {
+    /// Indexes `items`.
+    pub fn new(items: Vec<LabeledSample>) -> Self {
+        let mut by_label: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        for (i, s) in items.iter().enumerate() {
+            for (k, v) in &s.labels {
+                by_label.entry((k.clone(), v.clone())).or_default().push(i);
+            }
+        }
+        Samples { items, by_label }
+    }
+
+    /// The samples `selector` selects, in pod-name order.
+    pub fn select(&self, selector: &Selector) -> Vec<PodResourceSample> {
+        let pick = |s: &LabeledSample| selector.matches(&s.labels).then(|| s.sample.clone());
+        let mut out: Vec<PodResourceSample> = match selector.required_label() {
+            Some((k, v)) => self
+                .by_label
+                .get(&(k.to_owned(), v.to_owned()))
+                .into_iter()
+                .flatten()
+                .filter_map(|i| self.items.get(*i).and_then(pick))
+                .collect(),
+            None => self.items.iter().filter_map(pick).collect(),
+        };
+        out.sort_by(|a, b| a.pod.cmp(&b.pod));
+        out
+    }
+}
+
 /// The namespace's PodMetrics, or the API error text.
-pub type NamespaceSamples = Arc<Result<Vec<LabeledSample>, String>>;
+pub type NamespaceSamples = Arc<Result<Samples, String>>;
 
 struct Fetched {
     at: Instant,
@@ -79,7 +117,7 @@ impl PodMetricsBatch {
         let samples = Arc::new(
             api.list(&ListParams::default())
                 .await
-                .map(|list| list.items.iter().map(convert).collect())
+                .map(|list| Samples::new(list.items.iter().map(convert).collect()))
                 .map_err(|e| format!("unable to fetch metrics from resource metrics API: {e}")),
         );
         *guard = Some(Fetched {
@@ -99,15 +137,7 @@ impl PodMetricsBatch {
         let all = self.namespace(namespace, calls).await;
         match all.as_ref() {
             Err(e) => Err(e.clone()),
-            Ok(items) => {
-                let mut out: Vec<PodResourceSample> = items
-                    .iter()
-                    .filter(|s| selector.matches(&s.labels))
-                    .map(|s| s.sample.clone())
-                    .collect();
-                out.sort_by(|a, b| a.pod.cmp(&b.pod));
-                Ok(out)
-            }
+            Ok(samples) => Ok(samples.select(selector)),
         }
     }
 }
