@@ -23,14 +23,23 @@ enum Command {
     Validate(cli::validate::ValidateArgs),
     /// Replay a load trace through rolling forecasts and report their accuracy.
     Backtest(cli::backtest::BacktestArgs),
+    /// Run the Kubernetes controller.
+    Controller(Box<cli::controller::ControllerArgs>),
+    /// Print the EffectiveHorizontalPodAutoscaler CustomResourceDefinition (YAML).
+    Crd(cli::crd::CrdArgs),
 }
 
 fn main() -> ExitCode {
+    // One TLS crypto provider for the whole process (kube's client builds on the process
+    // default); installing fails only if one is already installed, which is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Backtest(args) => cli::backtest::run(args),
+        Command::Controller(args) => cli::controller::run(*args),
+        Command::Crd(args) => cli::crd::run(args),
     };
     match result {
         Ok(code) => code,
