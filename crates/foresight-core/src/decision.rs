@@ -38,6 +38,9 @@ pub struct Observation {
     pub metrics: Vec<MetricData>,
     /// Other autoscalers (`namespace/name`) whose targets select the same pods.
     pub conflicts: Vec<String>,
+    /// Why the scale's selector could not be parsed, when it could not (the shell parses it
+    /// to find the pods).
+    pub selector_error: Option<String>,
     /// What prediction offers for each metric, in spec order (empty when prediction is off).
     pub forecasts: Vec<ForecastInput>,
 }
@@ -50,6 +53,7 @@ impl Default for Observation {
             resource_metrics: Ok(Vec::new()),
             metrics: Vec::new(),
             conflicts: Vec::new(),
+            selector_error: None,
             forecasts: Vec::new(),
         }
     }
@@ -369,6 +373,15 @@ impl Decision {
                 "the HPA target's scale is missing a selector",
             );
             self.error = Some("selector is required".to_owned());
+            return None;
+        }
+        if let Some(err) = &obs.selector_error {
+            let msg = format!(
+                "couldn't convert selector into a corresponding internal selector object: {err}"
+            );
+            self.warn("InvalidSelector", msg.clone());
+            self.set(SCALING_ACTIVE, false, "InvalidSelector", &msg);
+            self.error = Some(msg);
             return None;
         }
         if !obs.conflicts.is_empty() {

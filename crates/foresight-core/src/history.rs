@@ -101,12 +101,14 @@ pub fn needs_write(persisted: Option<&ScalingHistory>, current: &ScalingHistory)
 }
 
 /// Rebuilds the controller's memory from status at `now`: the newest recommendation is taken
-/// to have held until now.
+/// to have held until just before now (one second before, so that the first decision after
+/// the restore is the newest entry, and the status form does not change for a tie).
 pub fn restore(persisted: &ScalingHistory, now: Timestamp) -> ScalingHistory {
     let mut h = persisted.clone();
+    let held_until = sub(now, seconds(1));
     if let Some(newest) = h.recommendations.iter_mut().max_by_key(|r| r.timestamp) {
-        if newest.timestamp < now {
-            newest.timestamp = now;
+        if newest.timestamp < held_until {
+            newest.timestamp = held_until;
         }
     }
     h

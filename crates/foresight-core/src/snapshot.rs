@@ -408,8 +408,7 @@ pub fn observation(
         pods: pods(pod_list, "pods")?,
         resource_metrics,
         metrics: per_metric,
-        conflicts: Vec::new(),
-        forecasts: Vec::new(),
+        ..Default::default()
     })
 }
 

@@ -352,3 +352,25 @@ fn preview_with_specific_replicas_holds_that_count() {
         "already held"
     );
 }
+
+#[test]
+fn an_unreadable_selector_stops_the_decision_as_kubernetes_does() {
+    let mut spec = base();
+    spec.metrics = vec![cpu_60()];
+    let now = at(IN_WINDOW);
+    let mut obs = observation(4, 1200, now);
+    obs.selector_error = Some("unable to parse requirement: invalid label key \"a b\"".into());
+    let d = run(&spec, &obs, now);
+    assert_eq!(d.scale_to, None);
+    let (status, reason, message) = condition(&d, "ScalingActive");
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::False, "InvalidSelector")
+    );
+    assert!(message
+        .starts_with("couldn't convert selector into a corresponding internal selector object: "));
+    assert_eq!(
+        d.events.first().map(|e| e.reason.as_str()),
+        Some("InvalidSelector")
+    );
+}

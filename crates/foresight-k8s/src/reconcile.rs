@@ -354,9 +354,9 @@ async fn observe(
     let selector = match Selector::parse(&scale.selector) {
         Ok(s) => s,
         Err(e) => {
-            // The core knows an empty selector, not an unreadable one; report it where the
-            // scale is reported, so the object says what is wrong.
-            observation.scale = Err(format!("the target's scale reports {e}"));
+            // The decision reports it as Kubernetes does (ScalingActive=False, InvalidSelector).
+            observation.selector_error = Some(e.to_string());
+            observation.scale = Ok(scale);
             return observation;
         }
     };
