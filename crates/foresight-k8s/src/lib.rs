@@ -1,1 +1,4 @@
 //! placeholder
+
+pub mod prometheus;
+pub mod promql;
