@@ -23,6 +23,9 @@ enum Command {
     Validate(cli::validate::ValidateArgs),
     /// Replay a load trace through rolling forecasts and report their accuracy.
     Backtest(cli::backtest::BacktestArgs),
+    /// Convert native HorizontalPodAutoscalers and Crane EffectiveHorizontalPodAutoscalers
+    /// into Foresight objects (YAML on stdout, notes as comments, problems on stderr).
+    Import(cli::import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Backtest(args) => cli::backtest::run(args),
+        Command::Import(args) => cli::import::run(args),
     };
     match result {
         Ok(code) => code,

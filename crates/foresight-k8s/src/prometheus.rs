@@ -227,11 +227,7 @@ impl PrometheusClient {
     }
 
     /// Evaluates `promql` at `at`. A scalar result comes back as one series without labels.
-    pub async fn query(
-        &self,
-        promql: &str,
-        at: Timestamp,
-    ) -> Result<Vec<Series>, PrometheusError> {
+    pub async fn query(&self, promql: &str, at: Timestamp) -> Result<Vec<Series>, PrometheusError> {
         if promql.trim().is_empty() {
             return Err(PrometheusError::InvalidArguments(
                 "the query is empty".to_owned(),
@@ -599,7 +595,8 @@ mod tests {
     }
 
     fn success(data: serde_json::Value) -> ResponseTemplate {
-        ResponseTemplate::new(200).set_body_json(serde_json::json!({"status": "success", "data": data}))
+        ResponseTemplate::new(200)
+            .set_body_json(serde_json::json!({"status": "success", "data": data}))
     }
 
     #[tokio::test]

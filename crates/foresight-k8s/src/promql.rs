@@ -86,7 +86,9 @@ pub fn label_matchers(selector: Option<&LabelSelector>) -> Result<Vec<String>, S
         if is_label_name(key) {
             Ok(())
         } else {
-            Err(format!("selector key {key:?} is not a Prometheus label name"))
+            Err(format!(
+                "selector key {key:?} is not a Prometheus label name"
+            ))
         }
     };
     let mut out = Vec::new();
@@ -198,7 +200,11 @@ pub fn default_history_query(metric: &Metric, ctx: &QueryContext<'_>) -> Result<
 /// `${target_name}`, `${pod_regex}` (the target's pod-name regex, escaped for a PromQL
 /// string), `${metric_name}`, `${label_matchers}` (the metric's selector as matchers,
 /// comma-separated, or empty).
-pub fn fill_template(template: &str, metric: &Metric, ctx: &QueryContext<'_>) -> Result<String, String> {
+pub fn fill_template(
+    template: &str,
+    metric: &Metric,
+    ctx: &QueryContext<'_>,
+) -> Result<String, String> {
     let quoted = |s: &str| {
         let lit = string_literal(s);
         lit[1..lit.len() - 1].to_owned()
@@ -317,9 +323,11 @@ mod tests {
             default_history_query(&resource("memory", Some("app")), &ctx).unwrap(),
             r#"sum(container_memory_working_set_bytes{namespace="prod",pod=~"web\\.v2-[a-z0-9]+-[a-z0-9]{5}",container="app"})"#
         );
-        assert!(default_history_query(&resource("ephemeral-storage", None), &ctx)
-            .unwrap_err()
-            .contains("ephemeral-storage"));
+        assert!(
+            default_history_query(&resource("ephemeral-storage", None), &ctx)
+                .unwrap_err()
+                .contains("ephemeral-storage")
+        );
     }
 
     #[test]
@@ -386,7 +394,9 @@ mod tests {
             metric: MetricIdentifier {
                 name: "q".to_owned(),
                 selector: Some(LabelSelector {
-                    match_labels: Some([("app.kubernetes.io/name".to_owned(), "x".to_owned())].into()),
+                    match_labels: Some(
+                        [("app.kubernetes.io/name".to_owned(), "x".to_owned())].into(),
+                    ),
                     match_expressions: None,
                 }),
             },
