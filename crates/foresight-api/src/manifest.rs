@@ -84,7 +84,12 @@ pub fn from_value<T: DeserializeOwned>(
             p if root.is_empty() => p.to_owned(),
             p => format!("{root}.{p}"),
         };
-        FieldError::invalid(field, "", first_line(&e.into_inner().to_string()))
+        FieldError {
+            field,
+            type_: crate::validation::ErrorType::FieldValueInvalid,
+            value: None,
+            detail: first_line(&e.into_inner().to_string()),
+        }
     })
 }
 

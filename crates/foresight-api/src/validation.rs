@@ -104,13 +104,16 @@ impl FieldError {
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: ", self.field)?;
-        let value = self.value.as_deref().unwrap_or("");
-        match self.type_ {
-            ErrorType::FieldValueRequired => f.write_str("Required value")?,
-            ErrorType::FieldValueInvalid => write!(f, "Invalid value: {value:?}")?,
-            ErrorType::FieldValueNotSupported => write!(f, "Unsupported value: {value:?}")?,
-            ErrorType::FieldValueForbidden => f.write_str("Forbidden")?,
-            ErrorType::FieldValueDuplicate => write!(f, "Duplicate value: {value:?}")?,
+        let label = match self.type_ {
+            ErrorType::FieldValueRequired => "Required value",
+            ErrorType::FieldValueInvalid => "Invalid value",
+            ErrorType::FieldValueNotSupported => "Unsupported value",
+            ErrorType::FieldValueForbidden => "Forbidden",
+            ErrorType::FieldValueDuplicate => "Duplicate value",
+        };
+        f.write_str(label)?;
+        if let Some(v) = &self.value {
+            write!(f, ": {v:?}")?;
         }
         if !self.detail.is_empty() {
             write!(f, ": {}", self.detail)?;

@@ -258,6 +258,69 @@ impl Metric {
         }
     }
 
+    /// A readable name for explanations: `cpu utilization`, `pods metric qps`,
+    /// `external metric queue{queue=orders}`.
+    pub fn friendly_name(&self) -> String {
+        let selector =
+            |id: &MetricIdentifier| match id.selector.as_ref().map(LabelSelector::to_query) {
+                Some(q) if !q.is_empty() => format!("{}{{{q}}}", id.name),
+                _ => id.name.clone(),
+            };
+        match (&self.source, self.target) {
+            (
+                MetricSource::Resource {
+                    resource,
+                    container: None,
+                },
+                Target::Utilization(_),
+            ) => format!("{resource} utilization"),
+            (
+                MetricSource::Resource {
+                    resource,
+                    container: Some(c),
+                },
+                Target::Utilization(_),
+            ) => {
+                format!("{resource} utilization of container {c}")
+            }
+            (
+                MetricSource::Resource {
+                    resource,
+                    container: None,
+                },
+                _,
+            ) => format!("{resource} usage"),
+            (
+                MetricSource::Resource {
+                    resource,
+                    container: Some(c),
+                },
+                _,
+            ) => format!("{resource} usage of container {c}"),
+            (MetricSource::Pods { metric }, _) => format!("pods metric {}", selector(metric)),
+            (
+                MetricSource::Object {
+                    metric,
+                    described_object,
+                },
+                _,
+            ) => {
+                format!(
+                    "{} metric {} of {}/{}",
+                    described_object.kind,
+                    selector(metric),
+                    described_object.kind,
+                    described_object.name
+                )
+            }
+            (MetricSource::External { metric }, _) => {
+                format!("external metric {}", selector(metric))
+            }
+            (MetricSource::Prometheus { name, .. }, _) => format!("prometheus metric {name}"),
+            (MetricSource::Unknown { type_ }, _) => format!("{type_} metric"),
+        }
+    }
+
     /// The key prediction history is stored under: `resource.cpu`, `pods.<name>`, ...
     pub fn identifier(&self) -> String {
         match &self.source {

@@ -264,6 +264,7 @@ pub fn decide(
             let cause = d.error.take().unwrap_or_default();
             d.error = Some(format!("failed to compute desired number of replicas based on listed metrics for {reference}: {cause}"));
             d.scope = StatusScope::CurrentOnly;
+            d.record.desired_replicas = current;
             d.record.summary = format!("hold at {current}: {cause}");
             return d;
         };
@@ -372,6 +373,7 @@ impl Decision {
         for (i, metric) in a.metrics.iter().enumerate() {
             let data = obs.metrics.get(i).unwrap_or(&NO_DATA);
             let name = metric.display_name();
+            let friendly = metric.friendly_name();
             match evaluate(
                 metric,
                 data,
@@ -384,7 +386,7 @@ impl Decision {
                     statuses[i] = p.status;
                     self.record.proposals.push(ProposalRecord {
                         source: "metric".to_owned(),
-                        name: name.clone(),
+                        name: friendly,
                         replicas: Some(p.replicas),
                         current: Some(p.current),
                         target: Some(p.target),
@@ -399,7 +401,7 @@ impl Decision {
                     self.warn(f.reason, f.message.clone());
                     self.record.proposals.push(ProposalRecord {
                         source: "metric".to_owned(),
-                        name,
+                        name: friendly,
                         error: Some(f.message.clone()),
                         ..Default::default()
                     });
@@ -477,6 +479,7 @@ impl Decision {
         for (i, metric) in a.metrics.iter().enumerate() {
             let id = metric.identifier();
             let name = format!("predicted {}", metric.display_name());
+            let friendly = metric.friendly_name();
             let reason = match obs.forecasts.get(i).unwrap_or(&ForecastInput::Off) {
                 ForecastInput::Off => {
                     missing.push(format!("{id}: no forecast supplied"));
@@ -506,7 +509,7 @@ impl Decision {
                             };
                             self.record.proposals.push(ProposalRecord {
                                 source: "prediction".to_owned(),
-                                name: name.clone(),
+                                name: friendly,
                                 replicas: Some(p.replicas),
                                 current: Some(format!("peak {:.3} at {}", p.peak, p.peak_time)),
                                 target: Some(p.target),
@@ -529,7 +532,7 @@ impl Decision {
             };
             self.record.proposals.push(ProposalRecord {
                 source: "prediction".to_owned(),
-                name,
+                name: friendly,
                 error: Some(reason.clone()),
                 ..Default::default()
             });
@@ -623,28 +626,31 @@ impl Decision {
 
     fn summary(&self, a: &Autoscaler) -> String {
         let (current, desired) = (self.current_replicas, self.desired_replicas);
-        let why = if !self.rescale_reason.is_empty() {
-            self.rescale_reason.clone()
-        } else if let Some(l) = self.record.limits.last() {
-            format!("{} ({})", l.message, l.reason)
+        let last_limit = self.record.limits.last();
+        let text = if self.rescale {
+            let mut t = format!("scale {current} -> {desired}: {}", self.rescale_reason);
+            if let Some(l) = last_limit {
+                t.push_str(&format!("; limited by {} ({})", l.reason, l.message));
+            }
+            t
         } else {
-            "recommendation matches current size".to_owned()
-        };
-        let verb = if self.rescale {
-            format!("scale {current} -> {desired}")
-        } else {
-            format!("hold at {current}")
-        };
-        let why = match self.record.limits.last() {
-            Some(l) if self.rescale => format!("{why}; {} ({})", l.message, l.reason),
-            _ => why,
+            match (last_limit, self.record.recommendation) {
+                (Some(l), Some(r)) => format!(
+                    "hold at {current}: recommendation {r}, {} ({})",
+                    l.message, l.reason
+                ),
+                (_, Some(r)) if r == current => {
+                    format!("hold at {current}: the sources recommend the current size")
+                }
+                (_, _) => format!("hold at {current}"),
+            }
         };
         match (a.strategy, a.specific_replicas) {
-            (ScaleStrategy::Auto, _) => format!("{verb}: {why}"),
+            (ScaleStrategy::Auto, _) => text,
             (ScaleStrategy::Preview, Some(n)) => {
-                format!("preview, holding specificReplicas {n}; would {verb}: {why}")
+                format!("preview, holding specificReplicas {n}; would {text}")
             }
-            (ScaleStrategy::Preview, None) => format!("preview, not applied; would {verb}: {why}"),
+            (ScaleStrategy::Preview, None) => format!("preview, not applied; would {text}"),
         }
     }
 

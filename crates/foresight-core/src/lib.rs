@@ -11,6 +11,7 @@ pub mod autoscaler;
 pub mod behavior;
 pub mod conditions;
 pub mod decision;
+pub mod explain;
 pub mod forecasting;
 pub mod history;
 pub mod metrics;

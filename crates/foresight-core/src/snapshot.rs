@@ -5,15 +5,21 @@
 
 use std::collections::BTreeMap;
 
+use foresight_api::import::{spec_from_hpa, status_from_hpa};
+use foresight_api::manifest::{classify, Document};
 use foresight_api::quantity::Quantity;
-use foresight_api::status::ConditionStatus;
+use foresight_api::status::{
+    ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, ScalingHistory,
+};
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::autoscaler::{Autoscaler, MetricSource};
+use crate::autoscaler::{Autoscaler, ControllerConfig, MetricSource};
 use crate::decision::Observation;
+use crate::forecasting::ForecastInput;
 use crate::metrics::{ContainerUsage, MetricData, PodResourceSample, PodValueSample, ValueSample};
 use crate::pods::{Container, Pod, PodPhase, ReadyCondition};
+use crate::prediction::{Algorithm, Forecast};
 use crate::proposals::Scale;
 use crate::time::GO_ZERO_TIME;
 
@@ -404,4 +410,209 @@ pub fn observation(
         conflicts: Vec::new(),
         forecasts: Vec::new(),
     })
+}
+
+/// A forecast as written in a snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ForecastJson {
+    /// The predictor had no forecast yet, for this reason.
+    NotReady(String),
+    /// Reading the history failed with this error.
+    Failed(String),
+    /// A forecast series.
+    Ready {
+        /// `dsp` or `percentile`.
+        algorithm: String,
+        /// The detected period, seconds.
+        #[serde(default)]
+        period_seconds: Option<i64>,
+        /// Unix seconds of the first value.
+        start: i64,
+        /// Seconds between values.
+        step: i64,
+        /// Values, in the metric's unit.
+        values: Vec<f64>,
+        /// The estimator that produced them.
+        #[serde(default)]
+        estimator: String,
+    },
+}
+
+impl ForecastJson {
+    /// The forecast as the decision takes it.
+    pub fn to_input(&self) -> ForecastInput {
+        match self {
+            ForecastJson::NotReady(r) => ForecastInput::NotReady(r.clone()),
+            ForecastJson::Failed(e) => ForecastInput::Failed(e.clone()),
+            ForecastJson::Ready {
+                algorithm,
+                period_seconds,
+                start,
+                step,
+                values,
+                estimator,
+            } => ForecastInput::Ready(Forecast {
+                algorithm: if algorithm == "percentile" {
+                    Algorithm::Percentile
+                } else {
+                    Algorithm::Dsp
+                },
+                period_seconds: *period_seconds,
+                start: *start,
+                step: *step,
+                values: values.clone(),
+                estimator: estimator.clone(),
+            }),
+        }
+    }
+}
+
+/// Controller defaults in a snapshot (Kubernetes' flag values when absent).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigJson {
+    /// Tolerance.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// CPU initialization period, seconds.
+    #[serde(default)]
+    pub cpu_initialization_period_seconds: Option<i64>,
+    /// Initial readiness delay, seconds.
+    #[serde(default, alias = "delayOfInitialReadinessStatusSeconds")]
+    pub initial_readiness_delay_seconds: Option<i64>,
+    /// Downscale stabilization, seconds.
+    #[serde(default)]
+    pub downscale_stabilization_window_seconds: Option<i64>,
+    /// The zone `timezone: Local` means.
+    #[serde(default)]
+    pub local_time_zone: Option<String>,
+}
+
+impl ConfigJson {
+    /// The controller configuration.
+    pub fn to_config(&self) -> Result<ControllerConfig, SnapshotError> {
+        let d = ControllerConfig::default();
+        let local_time_zone = match &self.local_time_zone {
+            None => d.local_time_zone.clone(),
+            Some(name) => jiff::tz::TimeZone::get(name).map_err(|e| SnapshotError {
+                path: "config.localTimeZone".to_owned(),
+                message: e.to_string(),
+            })?,
+        };
+        Ok(ControllerConfig {
+            tolerance: self.tolerance.unwrap_or(d.tolerance),
+            cpu_initialization_period_seconds: self
+                .cpu_initialization_period_seconds
+                .unwrap_or(d.cpu_initialization_period_seconds),
+            initial_readiness_delay_seconds: self
+                .initial_readiness_delay_seconds
+                .unwrap_or(d.initial_readiness_delay_seconds),
+            downscale_stabilization_seconds: self
+                .downscale_stabilization_window_seconds
+                .unwrap_or(d.downscale_stabilization_seconds),
+            local_time_zone,
+            ..d
+        })
+    }
+}
+
+/// Everything one decision needs, written down: what `foresight explain` reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// The frozen clock.
+    pub now: Timestamp,
+    /// The autoscaler: an EffectiveHorizontalPodAutoscaler or a native HPA manifest, with
+    /// its current status.
+    pub autoscaler: serde_json::Value,
+    /// Controller defaults.
+    #[serde(default)]
+    pub config: ConfigJson,
+    /// The target's scale.
+    pub scale: ScaleJson,
+    /// The pods the scale's selector matches.
+    #[serde(default)]
+    pub pods: Vec<PodJson>,
+    /// What the metrics APIs returned.
+    #[serde(default)]
+    pub metrics: MetricsJson,
+    /// Forecasts by metric identifier (`resource.cpu`, ...).
+    #[serde(default)]
+    pub forecasts: BTreeMap<String, ForecastJson>,
+    /// The recorded recommendations and scale events.
+    #[serde(default)]
+    pub history: ScalingHistory,
+}
+
+/// A snapshot ready to decide.
+pub struct Prepared {
+    /// The compiled autoscaler.
+    pub autoscaler: Autoscaler,
+    /// The observation.
+    pub observation: Observation,
+    /// The autoscaler's current status.
+    pub status: EffectiveHorizontalPodAutoscalerStatus,
+}
+
+impl Snapshot {
+    /// Reads the manifest, validates and compiles it, and builds the observation.
+    pub fn prepare(&self) -> Result<Prepared, SnapshotError> {
+        let err = |path: &str, message: String| SnapshotError {
+            path: path.to_owned(),
+            message,
+        };
+        let (namespace, name, spec, status) =
+            match classify(&self.autoscaler).map_err(|e| err("autoscaler", e.to_string()))? {
+                Document::Foresight(e) => (
+                    e.metadata.namespace,
+                    e.metadata.name,
+                    e.spec,
+                    e.status.unwrap_or_default(),
+                ),
+                Document::Hpa(h) => (
+                    h.metadata.namespace,
+                    h.metadata.name,
+                    spec_from_hpa(&h.spec),
+                    h.status.as_ref().map(status_from_hpa).unwrap_or_default(),
+                ),
+                Document::Crane(_) => {
+                    return Err(err(
+                        "autoscaler",
+                        "a Crane manifest: convert it with `foresight import` first".to_owned(),
+                    ))
+                }
+                Document::Other { api_version, kind } => {
+                    return Err(err(
+                        "autoscaler",
+                        format!("{api_version}/{kind} is not an autoscaler"),
+                    ))
+                }
+            };
+        let config = self.config.to_config()?;
+        let namespace = namespace.unwrap_or_else(|| "default".to_owned());
+        let name = name.unwrap_or_default();
+        let autoscaler = Autoscaler::new(&namespace, &name, &spec, &config).map_err(|errors| {
+            let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            err("autoscaler", text.join("; "))
+        })?;
+        let mut observation = observation(&autoscaler, &self.scale, &self.pods, &self.metrics)?;
+        if autoscaler.prediction_window_seconds.is_some() {
+            observation.forecasts = autoscaler
+                .metrics
+                .iter()
+                .map(|m| {
+                    self.forecasts
+                        .get(&m.identifier())
+                        .map(ForecastJson::to_input)
+                        .unwrap_or_default()
+                })
+                .collect();
+        }
+        Ok(Prepared {
+            autoscaler,
+            observation,
+            status,
+        })
+    }
 }
