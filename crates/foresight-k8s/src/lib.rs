@@ -1,4 +1,5 @@
 //! placeholder
 
+pub mod forecasts;
 pub mod prometheus;
 pub mod promql;
