@@ -295,13 +295,16 @@ impl ForecastCache {
 
     /// What prediction offers each metric of `autoscaler` at `now`, in spec order, for
     /// `Observation::forecasts`; empty when prediction is off. Registers new metrics and
-    /// starts due refreshes in the background (this needs a Tokio runtime) without waiting
+    /// starts due refreshes in the background on the current Tokio runtime, without waiting
     /// for them: a new autoscaler's metrics are `NotReady` until their first refresh ends.
     pub fn forecasts(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
-        let due = self.register(autoscaler, now);
-        for key in due {
-            let cache = self.clone();
-            tokio::spawn(async move { cache.run_refresh(key, now).await });
+        // Without a runtime nothing could run the refreshes: answer from memory only, and
+        // leave the entries due for a caller that has one.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            for key in self.register(autoscaler, now) {
+                let cache = self.clone();
+                runtime.spawn(async move { cache.run_refresh(key, now).await });
+            }
         }
         self.inputs(autoscaler, now)
     }
@@ -1033,6 +1036,26 @@ mod tests {
                 }])
             ]
         );
+    }
+
+    #[test]
+    fn outside_a_runtime_it_answers_without_refreshing() {
+        let client =
+            PrometheusClient::new("http://127.0.0.1:9", PrometheusOptions::default()).unwrap();
+        let cache = ForecastCache::new(
+            client,
+            Arc::new(FlatMax {
+                horizon: 600,
+                min_points: 1,
+            }),
+            ForecastSettings::default(),
+        );
+        let inputs = cache.forecasts(&cpu_autoscaler(600), at(1_000));
+        assert!(
+            matches!(&inputs[0], ForecastInput::NotReady(_)),
+            "{inputs:?}"
+        );
+        assert_eq!(cache.stats().started, 0);
     }
 
     #[test]

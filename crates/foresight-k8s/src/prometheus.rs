@@ -25,6 +25,10 @@ pub const MAX_PIECES: u64 = 1000;
 pub struct PrometheusOptions {
     /// Sent as `Authorization: Bearer <token>`.
     pub bearer_token: Option<String>,
+    /// A file holding the bearer token, read again for every request so that rotated
+    /// (projected service-account) tokens are picked up; takes precedence over
+    /// `bearer_token`.
+    pub bearer_token_file: Option<std::path::PathBuf>,
     /// Extra headers, e.g. `X-Scope-OrgID` for Mimir tenants.
     pub headers: Vec<(String, String)>,
     /// A PEM bundle of extra CA certificates to trust besides the system ones.
@@ -42,6 +46,7 @@ impl Default for PrometheusOptions {
     fn default() -> Self {
         PrometheusOptions {
             bearer_token: None,
+            bearer_token_file: None,
             headers: Vec::new(),
             ca_certificates_pem: None,
             timeout: Duration::from_secs(30),
@@ -149,6 +154,7 @@ pub enum PrometheusError {
 pub struct PrometheusClient {
     http: reqwest::Client,
     base: String,
+    bearer_token_file: Option<std::path::PathBuf>,
     timeout: Duration,
     max_response_bytes: usize,
     max_points_per_request: u64,
@@ -215,6 +221,7 @@ impl PrometheusClient {
         Ok(PrometheusClient {
             http,
             base: url.as_str().trim_end_matches('/').to_owned(),
+            bearer_token_file: options.bearer_token_file,
             timeout: options.timeout,
             max_response_bytes: options.max_response_bytes,
             max_points_per_request: options.max_points_per_request,
@@ -329,10 +336,17 @@ impl PrometheusClient {
         params: &[(&str, String)],
     ) -> Result<QueryData, PrometheusError> {
         let url = format!("{}{path}", self.base);
-        let response = self
-            .http
-            .get(&url)
-            .query(params)
+        let mut request = self.http.get(&url).query(params);
+        if let Some(file) = &self.bearer_token_file {
+            let token = std::fs::read_to_string(file).map_err(|e| {
+                PrometheusError::Config(format!("bearer token file {}: {e}", file.display()))
+            })?;
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim()))
+                .map_err(|e| PrometheusError::Config(format!("bearer token file: {e}")))?;
+            value.set_sensitive(true);
+            request = request.header(AUTHORIZATION, value);
+        }
+        let response = request
             .send()
             .await
             .map_err(|e| self.transport_error(&url, &e))?;
@@ -786,6 +800,40 @@ mod tests {
         let c = client(&server, options).await;
         assert_eq!(c.query("up", at(1)).await.unwrap(), vec![]);
         assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[tokio::test]
+    async fn reads_the_token_file_for_every_request() {
+        let server = MockServer::start().await;
+        for token in ["first", "second"] {
+            Mock::given(path("/api/v1/query"))
+                .and(wiremock::matchers::header(
+                    "authorization",
+                    format!("Bearer {token}").as_str(),
+                ))
+                .respond_with(success(
+                    serde_json::json!({"resultType": "vector", "result": []}),
+                ))
+                .expect(1)
+                .mount(&server)
+                .await;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        let options = PrometheusOptions {
+            bearer_token: Some("ignored".to_owned()),
+            bearer_token_file: Some(file.clone()),
+            ..Default::default()
+        };
+        let c = client(&server, options).await;
+        assert!(matches!(
+            c.query("up", at(1)).await,
+            Err(PrometheusError::Config(_))
+        ));
+        std::fs::write(&file, "first\n").unwrap();
+        c.query("up", at(1)).await.unwrap();
+        std::fs::write(&file, "second").unwrap();
+        c.query("up", at(1)).await.unwrap();
     }
 
     #[tokio::test]
