@@ -423,12 +423,28 @@ async fn history_feeds_the_predictor_and_an_outage_demotes_it() {
         },
     )
     .expect("a client");
+    // The split range comes back whole: 3 days at 1 minute is 4,321 points in 3 requests.
+    let cpu = r#"sum(rate(container_cpu_usage_seconds_total{namespace="shop",pod=~"web-[a-z0-9]+-[a-z0-9]{5}"}[5m]))"#;
+    let range = client
+        .query_range(
+            cpu,
+            now - SignedDuration::from_hours(72),
+            now,
+            Duration::from_secs(STEP as u64),
+        )
+        .await
+        .expect("a range query");
+    assert_eq!(range.len(), 1);
+    let points = &range[0].points;
+    assert_eq!(points.len(), 4321);
+    assert!(points.windows(2).all(|w| w[1].ts - w[0].ts == STEP));
+    assert_eq!(points.last().map(|p| p.ts), Some(now.as_second()));
     let settings = ForecastSettings {
         model_update_interval: Duration::from_secs(60),
         keep_forecast_after_failure: Duration::ZERO,
         ..Default::default()
     };
-    let cache = ForecastCache::new(client, Arc::new(RepeatLastDay), settings);
+    let cache = ForecastCache::new(client.clone(), Arc::new(RepeatLastDay), settings);
     let a = autoscaler(serde_json::json!({
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
         "maxReplicas": 20,
