@@ -267,6 +267,27 @@ pub struct ForecastCache {
     inner: Arc<Inner>,
 }
 
+/// The identifier each metric's forecast is filed under: `Metric::identifier()`, with `#2`,
+/// `#3`, ... appended to repeats (two External metrics of one name with different selectors),
+/// so that each keeps its own forecast.
+pub fn entry_ids(autoscaler: &Autoscaler) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    autoscaler
+        .metrics
+        .iter()
+        .map(|m| {
+            let id = m.identifier();
+            let n = seen.entry(id.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                id
+            } else {
+                format!("{id}#{n}")
+            }
+        })
+        .collect()
+}
+
 /// `namespace/name`, the key the cache files an autoscaler under.
 pub fn autoscaler_key(autoscaler: &Autoscaler) -> String {
     format!("{}/{}", autoscaler.namespace, autoscaler.name)
@@ -395,11 +416,10 @@ impl ForecastCache {
             return Vec::new();
         };
         let mut entries = self.lock();
-        let ids: Vec<String> = autoscaler.metrics.iter().map(|m| m.identifier()).collect();
+        let ids = entry_ids(autoscaler);
         entries.retain(|(k, id), _| k != &key || ids.contains(id));
         let mut due = Vec::new();
-        for metric in &autoscaler.metrics {
-            let id = metric.identifier();
+        for (metric, id) in autoscaler.metrics.iter().zip(ids) {
             let query = history_query(autoscaler, metric, &self.inner.settings.query_overrides)
                 .map(|(q, _)| q);
             let fingerprint = format!("{query:?}|{algorithm:?}|{window}");
@@ -439,10 +459,9 @@ impl ForecastCache {
             return Vec::new();
         }
         let key = autoscaler_key(autoscaler);
-        autoscaler
-            .metrics
+        entry_ids(autoscaler)
             .iter()
-            .map(|m| self.get(&key, &m.identifier(), now))
+            .map(|id| self.get(&key, id, now))
             .collect()
     }
 
@@ -480,9 +499,22 @@ impl ForecastCache {
 
     /// Refreshes one entry: history from Prometheus, then the predictor on a blocking thread.
     async fn run_refresh(self, key: Key, now: Timestamp) {
+        // Should the refresh stop without recording (a panic), the guard frees the entry so
+        // that it is retried instead of waiting forever.
+        let mut guard = RunningGuard {
+            cache: self.clone(),
+            key: key.clone(),
+            now,
+            armed: true,
+        };
+        self.refresh_entry(&key, now).await;
+        guard.armed = false;
+    }
+
+    async fn refresh_entry(&self, key: &Key, now: Timestamp) {
         let (query, algorithm, generation) = {
             let entries = self.lock();
-            let Some(entry) = entries.get(&key) else {
+            let Some(entry) = entries.get(key) else {
                 return;
             };
             let Ok(query) = entry.query.clone() else {
@@ -507,7 +539,7 @@ impl ForecastCache {
             }
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        self.record(&key, generation, outcome, now);
+        self.record(key, generation, outcome, now);
         self.inner.refreshed.notify_waiters();
     }
 
@@ -606,6 +638,32 @@ impl ForecastCache {
                 entry.due = after(now, backoff(settings, entry.failures));
             }
         }
+    }
+}
+
+/// Frees an entry whose refresh stopped without recording an outcome.
+struct RunningGuard {
+    cache: ForecastCache,
+    key: Key,
+    now: Timestamp,
+    armed: bool,
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let generation = self.cache.lock().get(&self.key).map(|e| e.generation);
+        if let Some(generation) = generation {
+            self.cache.record(
+                &self.key,
+                generation,
+                Outcome::Failed("the forecast refresh stopped unexpectedly".to_owned()),
+                self.now,
+            );
+        }
+        self.cache.inner.refreshed.notify_waiters();
     }
 }
 
@@ -1036,6 +1094,35 @@ mod tests {
                 }])
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn metrics_sharing_an_identifier_keep_their_own_forecasts() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&[(0, "2"), (60, "3")]))
+            .mount(&server)
+            .await;
+        let cache = cache(&server, ForecastSettings::default(), 86_400).await;
+        let external = |queue: &str| {
+            serde_json::json!({"type": "External", "external": {
+                "metric": {"name": "jobs", "selector": {"matchLabels": {"queue": queue}}},
+                "target": {"type": "Value", "value": "10"}}})
+        };
+        let a = autoscaler(
+            serde_json::json!([external("a"), external("b")]),
+            Some(serde_json::json!({"predictionAlgorithm": {"algorithmType": "dsp"}})),
+        );
+        assert_eq!(entry_ids(&a), ["external.jobs", "external.jobs#2"]);
+        let first = cache.refresh(&a, at(1_000)).await;
+        assert!(
+            first.iter().all(|i| matches!(i, ForecastInput::Ready(_))),
+            "{first:?}"
+        );
+        // Asking again changes nothing: no refresh starts while the forecasts are fresh.
+        cache.refresh(&a, at(1_001)).await;
+        assert_eq!(cache.stats().started, 2);
+        assert_eq!(cache.stats().entries, 2);
     }
 
     #[test]
