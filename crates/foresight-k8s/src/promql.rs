@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use foresight_api::hpa::{CrossVersionObjectReference, LabelSelector, MetricIdentifier};
 use foresight_core::autoscaler::{Autoscaler, Metric, MetricSource};
+use foresight_core::resources::ResourceName;
 
 /// A PromQL string literal: `"..."` with backslashes, quotes and newlines escaped.
 pub fn string_literal(s: &str) -> String {
@@ -169,14 +170,16 @@ pub fn default_history_query(metric: &Metric, ctx: &QueryContext<'_>) -> Result<
                 }
             }
             let matchers = matchers.join(",");
-            match resource.as_str() {
-                "cpu" => Ok(format!(
+            match resource {
+                ResourceName::Cpu => Ok(format!(
                     "sum(rate(container_cpu_usage_seconds_total{{{matchers}}}[5m]))"
                 )),
-                "memory" => Ok(format!(
+                ResourceName::Memory => Ok(format!(
                     "sum(container_memory_working_set_bytes{{{matchers}}})"
                 )),
-                other => Err(format!("no default history query for resource {other}")),
+                ResourceName::Other(other) => {
+                    Err(format!("no default history query for resource {other}"))
+                }
             }
         }
         MetricSource::Pods { metric } => {
@@ -227,7 +230,7 @@ pub fn fill_template(
         let name = match (&metric.source, identifier) {
             (_, Some(id)) => id.name.clone(),
             (MetricSource::Prometheus { name, .. }, _) => name.clone(),
-            (MetricSource::Resource { resource, .. }, _) => resource.clone(),
+            (MetricSource::Resource { resource, .. }, _) => resource.as_str().to_owned(),
             _ => String::new(),
         };
         out = out.replace("${metric_name}", &name);
@@ -294,16 +297,17 @@ mod tests {
         }
     }
 
+    /// A metric with `source`; only the source matters to the queries.
     fn metric(source: MetricSource) -> Metric {
-        Metric {
-            source,
-            target: Target::AverageValue(1000),
-        }
+        let mut m = Metric::compile(&foresight_api::hpa::MetricSpec::default());
+        m.source = source;
+        m.target = Target::AverageValue(1000);
+        m
     }
 
     fn resource(name: &str, container: Option<&str>) -> Metric {
         metric(MetricSource::Resource {
-            resource: name.to_owned(),
+            resource: ResourceName::from(name),
             container: container.map(str::to_owned),
         })
     }

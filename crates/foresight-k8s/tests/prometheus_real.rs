@@ -26,6 +26,7 @@ use foresight_core::metrics::{ContainerUsage, MetricData, PodResourceSample, Val
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
 use foresight_core::prediction::{Algorithm, Forecast, Prediction};
 use foresight_core::proposals::Scale;
+use foresight_core::resources::ResourceList;
 use foresight_k8s::forecasts::{
     read_prometheus_metrics, ForecastCache, ForecastSettings, HistoryWindow, Predictor,
 };
@@ -269,7 +270,7 @@ fn pod(name: &str, now: Timestamp) -> Pod {
         deletion_timestamp: None,
         containers: vec![Container {
             name: "app".to_owned(),
-            requests: vec![("cpu".to_owned(), 500)],
+            requests: ResourceList::cpu(500),
         }],
     }
 }
@@ -291,7 +292,7 @@ fn observation(now: Timestamp, milli_cpu: i64) -> Observation {
                 window: SignedDuration::from_secs(60),
                 containers: vec![ContainerUsage {
                     name: "app".to_owned(),
-                    usage: vec![("cpu".to_owned(), milli_cpu)],
+                    usage: ResourceList::cpu(milli_cpu),
                 }],
             })
             .collect()),
@@ -303,15 +304,15 @@ fn run_decision(a: &Autoscaler, obs: &Observation, now: Timestamp) -> Decision {
     decide(
         a,
         obs,
-        &EffectiveHorizontalPodAutoscalerStatus::default(),
-        &ScalingHistory::default(),
+        EffectiveHorizontalPodAutoscalerStatus::default(),
+        ScalingHistory::default(),
         now,
     )
 }
 
 fn prediction_ready(d: &Decision) -> (ConditionStatus, String, String) {
     let c = d
-        .conditions
+        .conditions()
         .iter()
         .find(|c| c.type_ == PREDICTION_READY)
         .expect("a PredictionReady condition");
