@@ -125,14 +125,16 @@ fi
 
 read -r -a extra_args <<<"${E2E_CONTROLLER_ARGS:-}"
 KUBECONFIG="$CONTROLLER_KUBECONFIG" "$FORESIGHT_BIN" controller \
-  --log-format=text \
-  --http-addr="127.0.0.1:$PORT" \
-  --leader-elect \
-  --leader-election-namespace="$SYSTEM_NS" \
-  --leader-election-lease-name=foresight-controller \
+  --log-format=human \
+  --metrics-address="127.0.0.1:$PORT" \
+  --leader-elect=true \
+  --lease-namespace="$SYSTEM_NS" \
+  --lease-name=foresight-controller \
+  --identity="e2e-${HOSTNAME:-local}" \
   "${extra_args[@]}" >"$LOG" 2>&1 &
 CONTROLLER_PID=$!
-wait_for_output "ok" "controller /readyz" curl -fsS "http://127.0.0.1:$PORT/readyz"
+wait_for_output "200" "controller /readyz" \
+  curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz"
 
 # --- a workload and an autoscaler whose cron window is open now -------------------------------
 kubectl create namespace "$NS" >/dev/null

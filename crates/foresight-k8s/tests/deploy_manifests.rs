@@ -481,9 +481,26 @@ fn check_deployment(docs: &[Value]) -> Vec<String> {
     let args = strings(&c["args"]);
     assert_eq!(args[0], "controller");
     assert!(
-        args.contains(&format!("--http-addr=0.0.0.0:{port}")),
+        args.contains(&format!("--metrics-address=0.0.0.0:{port}")),
         "{args:?}"
     );
+    // The Lease namespace and holder identity come from the downward API.
+    let env: Vec<(String, String)> = c["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_owned(),
+                e["valueFrom"]["fieldRef"]["fieldPath"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert!(env.contains(&("POD_NAMESPACE".to_owned(), "metadata.namespace".to_owned())));
+    assert!(env.contains(&("POD_NAME".to_owned(), "metadata.name".to_owned())));
     let selector = &deployment[0]["spec"]["selector"]["matchLabels"];
     for (k, v) in selector.as_object().unwrap() {
         assert_eq!(
@@ -502,7 +519,7 @@ fn plain_manifests_are_least_privilege_and_locked_down() {
     check_rbac(&docs);
     check_leader_election(&docs, "foresight-controller");
     let args = check_deployment(&docs);
-    assert!(args.contains(&"--leader-election-lease-name=foresight-controller".to_owned()));
+    assert!(args.contains(&"--lease-name=foresight-controller".to_owned()));
     // Everything namespaced lives in the namespace the manifests create.
     for d in &docs {
         let ns = &d["metadata"]["namespace"];
@@ -535,11 +552,10 @@ fn the_chart_renders_with_its_defaults() {
             "controller",
             "--log-format=json",
             "--log-level=info",
-            "--http-addr=0.0.0.0:8080",
-            "--concurrency=4",
-            "--leader-elect",
-            "--leader-election-namespace=$(POD_NAMESPACE)",
-            "--leader-election-lease-name=foresight-controller",
+            "--metrics-address=0.0.0.0:8080",
+            "--concurrency=16",
+            "--leader-elect=true",
+            "--lease-name=foresight-controller",
         ]
     );
     let image =
@@ -559,7 +575,7 @@ fn the_chart_renders_every_option() {
         "image": {"tag": "dev"},
         "replicaCount": 2,
         "prometheus": {"url": "http://prometheus.monitoring:9090", "bearerTokenSecret": {"name": "prom-token"}},
-        "logFormat": "text",
+        "logFormat": "human",
         "leaderElection": {"enabled": false},
         "concurrency": 8,
         "extraArgs": ["--sync-period=30s"],
@@ -617,10 +633,11 @@ fn the_chart_renders_every_option() {
         strings(&c["args"]),
         [
             "controller",
-            "--log-format=text",
+            "--log-format=human",
             "--log-level=info",
-            "--http-addr=0.0.0.0:9100",
+            "--metrics-address=0.0.0.0:9100",
             "--concurrency=8",
+            "--leader-elect=false",
             "--prometheus-url=http://prometheus.monitoring:9090",
             "--prometheus-bearer-token-file=/var/run/secrets/prometheus/token",
             "--sync-period=30s",
