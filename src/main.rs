@@ -23,17 +23,26 @@ enum Command {
     Validate(cli::validate::ValidateArgs),
     /// Replay a load trace through rolling forecasts and report their accuracy.
     Backtest(cli::backtest::BacktestArgs),
+    /// Run the Kubernetes controller.
+    Controller(Box<cli::controller::ControllerArgs>),
+    /// Print the EffectiveHorizontalPodAutoscaler CustomResourceDefinition (YAML).
+    Crd(cli::crd::CrdArgs),
     /// Convert native HorizontalPodAutoscalers and Crane EffectiveHorizontalPodAutoscalers
     /// into Foresight objects (YAML on stdout, notes as comments, problems on stderr).
     Import(cli::import::ImportArgs),
 }
 
 fn main() -> ExitCode {
+    // One TLS crypto provider for the whole process (kube's client builds on the process
+    // default); installing fails only if one is already installed, which is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Backtest(args) => cli::backtest::run(args),
+        Command::Controller(args) => cli::controller::run(*args),
+        Command::Crd(args) => cli::crd::run(args),
         Command::Import(args) => cli::import::run(args),
     };
     match result {
