@@ -1,6 +1,6 @@
 //! `deploy/crd.yaml` is the output of `foresight crd`, checked in so that `kubectl apply -k
-//! deploy/` installs everything. This keeps the two equal: regenerate the file with
-//! `cargo run --quiet -- crd > deploy/crd.yaml`.
+//! deploy/` installs everything, and as the Helm chart's `crds/` file. This keeps them equal:
+//! regenerate with `cargo run --quiet -- crd > deploy/crd.yaml` (and the chart's copy).
 
 use std::path::Path;
 use std::process::Command;
@@ -29,10 +29,15 @@ fn deploy_crd_yaml_is_the_output_of_foresight_crd() {
         kustomization.contains("- crd.yaml"),
         "deploy/kustomization.yaml must list crd.yaml"
     );
-    let current = std::fs::read_to_string(&checked_in).unwrap_or_default();
-    assert!(
-        current == generated,
-        "deploy/crd.yaml is not the output of `foresight crd`; regenerate it with \
-         `cargo run --quiet -- crd > deploy/crd.yaml`"
-    );
+    for copy in [
+        "deploy/crd.yaml",
+        "charts/foresight/crds/effectivehorizontalpodautoscalers.yaml",
+    ] {
+        let current = std::fs::read_to_string(root.join(copy)).unwrap_or_default();
+        assert!(
+            current == generated,
+            "{copy} is not the output of `foresight crd`; regenerate it with \
+             `cargo run --quiet -- crd > {copy}`"
+        );
+    }
 }

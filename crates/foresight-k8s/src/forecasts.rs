@@ -19,11 +19,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use foresight_api::prediction::PredictionAlgorithm;
+use foresight_api::prediction::{PredictionAlgorithm, DSP_HISTORY_MARGIN};
 use foresight_core::autoscaler::{Autoscaler, MetricSource};
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::metrics::{MetricData, ValueSample};
-use foresight_core::prediction::{Forecast, Prediction};
+use foresight_core::prediction::{predict, Forecast, Prediction, PredictorConfig};
+use foresight_core::trace::Sample;
 use jiff::Timestamp;
 use tokio::sync::{Notify, Semaphore};
 
@@ -108,8 +109,8 @@ pub struct HistoryWindow {
     pub step: Duration,
 }
 
-/// A forecasting algorithm as the cache drives it. The controller uses
-/// [`CorePredictor`]; tests may supply their own.
+/// A forecasting algorithm as the cache drives it. The controller uses [`CorePredictor`];
+/// tests may supply their own.
 pub trait Predictor: Send + Sync + 'static {
     /// The history `algorithm` needs; `Err` when its settings are unusable.
     fn history(&self, algorithm: &PredictionAlgorithm) -> Result<HistoryWindow, String>;
@@ -121,6 +122,48 @@ pub trait Predictor: Send + Sync + 'static {
         history: &[Point],
         now: Timestamp,
     ) -> Prediction;
+}
+
+/// The predictors of `foresight-core` (DSP and percentile), configured from the spec's
+/// `predictionAlgorithm`: what the controller runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CorePredictor;
+
+impl Predictor for CorePredictor {
+    fn history(&self, algorithm: &PredictionAlgorithm) -> Result<HistoryWindow, String> {
+        let config = PredictorConfig::from_spec(algorithm)?;
+        let seconds = |s: i64| Duration::from_secs(u64::try_from(s).unwrap_or(0));
+        // The DSP predictor reads one hour more than its history length, as Crane does, to
+        // align the series to whole hours.
+        let margin = match config {
+            PredictorConfig::Dsp(_) => DSP_HISTORY_MARGIN,
+            PredictorConfig::Percentile(_) => Duration::ZERO,
+        };
+        Ok(HistoryWindow {
+            length: seconds(config.history_secs()).saturating_add(margin),
+            step: seconds(config.interval_secs().max(1)),
+        })
+    }
+
+    fn predict(
+        &self,
+        algorithm: &PredictionAlgorithm,
+        history: &[Point],
+        now: Timestamp,
+    ) -> Prediction {
+        let config = match PredictorConfig::from_spec(algorithm) {
+            Ok(c) => c,
+            Err(e) => return Prediction::not_ready(e),
+        };
+        let samples: Vec<Sample> = history
+            .iter()
+            .map(|p| Sample {
+                ts: p.ts,
+                value: p.value,
+            })
+            .collect();
+        predict(&config, &samples, now.as_second())
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1143,6 +1186,42 @@ mod tests {
             "{inputs:?}"
         );
         assert_eq!(cache.stats().started, 0);
+    }
+
+    #[test]
+    fn the_core_predictor_asks_for_its_configured_history() {
+        let algorithm = |json: serde_json::Value| -> PredictionAlgorithm {
+            serde_json::from_value(json).unwrap()
+        };
+        let dsp = algorithm(serde_json::json!({"algorithmType": "dsp",
+            "dsp": {"sampleInterval": "5m", "historyLength": "3d"}}));
+        assert_eq!(
+            CorePredictor.history(&dsp),
+            Ok(HistoryWindow {
+                length: Duration::from_secs(3 * 86_400 + 3600),
+                step: Duration::from_secs(300),
+            })
+        );
+        let percentile = algorithm(serde_json::json!({"algorithmType": "percentile"}));
+        let window = CorePredictor.history(&percentile).unwrap();
+        assert_eq!(window.step, Duration::from_secs(60));
+        let bad = algorithm(serde_json::json!({"algorithmType": "arima"}));
+        assert!(CorePredictor.history(&bad).unwrap_err().contains("arima"));
+        // Too little history: not ready, with the predictor's reason.
+        let points: Vec<Point> = (0..30)
+            .map(|i| Point {
+                ts: 1_000_000 + i * 300,
+                value: 1.0,
+            })
+            .collect();
+        match CorePredictor.predict(&dsp, &points, at(1_009_000)) {
+            Prediction::NotReady { reason } => assert!(reason.contains("2 periods"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        match CorePredictor.predict(&bad, &points, at(1_009_000)) {
+            Prediction::NotReady { reason } => assert!(reason.contains("arima"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
