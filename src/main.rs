@@ -27,6 +27,9 @@ enum Command {
     Controller(Box<cli::controller::ControllerArgs>),
     /// Print the EffectiveHorizontalPodAutoscaler CustomResourceDefinition (YAML).
     Crd(cli::crd::CrdArgs),
+    /// Convert native HorizontalPodAutoscalers and Crane EffectiveHorizontalPodAutoscalers
+    /// into Foresight objects (YAML on stdout, notes as comments, problems on stderr).
+    Import(cli::import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Command::Backtest(args) => cli::backtest::run(args),
         Command::Controller(args) => cli::controller::run(*args),
         Command::Crd(args) => cli::crd::run(args),
+        Command::Import(args) => cli::import::run(args),
     };
     match result {
         Ok(code) => code,

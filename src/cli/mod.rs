@@ -4,4 +4,5 @@ pub mod backtest;
 pub mod controller;
 pub mod crd;
 pub mod explain;
+pub mod import;
 pub mod validate;

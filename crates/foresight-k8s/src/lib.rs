@@ -8,14 +8,19 @@
 //! - [`reconcile`]: one reconcile; [`status`]: when and how status is written; [`events`]:
 //!   Kubernetes events; [`conflicts`]: two autoscalers on one workload;
 //! - [`scheduler`]: when each autoscaler syncs; [`leader`]: leader election;
-//!   [`controller`]: the running controller; [`telemetry`]: `/metrics`, health, logs.
+//!   [`controller`]: the running controller; [`telemetry`]: `/metrics`, health, logs;
+//! - [`prometheus`]: the Prometheus HTTP API client; [`promql`]: the history queries;
+//!   [`forecasts`]: `type: Prometheus` values and the forecast cache.
 
 pub mod conflicts;
 pub mod controller;
 pub mod crd;
 pub mod events;
+pub mod forecasts;
 pub mod leader;
 pub mod pods;
+pub mod prometheus;
+pub mod promql;
 pub mod reconcile;
 pub mod resource;
 pub mod scheduler;

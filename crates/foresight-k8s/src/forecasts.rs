@@ -1,0 +1,1234 @@
+//! What Prometheus gives the decision: the value of a `type: Prometheus` metric, and the
+//! forecasts of predicted metrics, kept fresh in the background.
+//!
+//! Forecasts are expensive (a range query over days of history, then an FFT), so they are not
+//! computed in the reconcile. [`ForecastCache`] keeps one forecast per (autoscaler, metric),
+//! refreshes it every model-update interval on a bounded pool of background tasks, and answers
+//! the reconcile at once from memory with a [`ForecastInput`].
+//!
+//! Failure behaviour, chosen so that prediction only ever helps: when a refresh fails (e.g.
+//! Prometheus is down), the last good forecast is still served for a short grace period
+//! (`keep_forecast_after_failure`, 5 minutes by default), long enough to ride out a Prometheus
+//! restart without flapping, and only while it still covers the prediction window. After that
+//! the metric's input becomes `Failed(<the Prometheus error>)`: the decision sets
+//! `PredictionReady=False` with the error and scales on the observed metric alone. Failed
+//! refreshes are retried with exponential backoff; the first success restores the forecast.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use foresight_api::prediction::{PredictionAlgorithm, DSP_HISTORY_MARGIN};
+use foresight_core::autoscaler::{Autoscaler, MetricSource};
+use foresight_core::forecasting::ForecastInput;
+use foresight_core::metrics::{MetricData, ValueSample};
+use foresight_core::prediction::{predict, Forecast, Prediction, PredictorConfig};
+use foresight_core::trace::Sample;
+use jiff::Timestamp;
+use tokio::sync::{Notify, Semaphore};
+
+use crate::prometheus::{Point, PrometheusClient, PrometheusError, Series};
+use crate::promql::history_query;
+
+// ---------------------------------------------------------------------------------------------
+// Observed values of `type: Prometheus` metrics
+// ---------------------------------------------------------------------------------------------
+
+/// Turns an instant query's answer into what the decision reads for a `type: Prometheus`
+/// metric: one series' sample in thousandths, no data for an empty answer (the decision says
+/// "no metrics returned"), or the error text. Several series are an error: summing them
+/// silently would hide a query that forgot its `sum(...)`.
+pub fn metric_data(answer: Result<Vec<Series>, PrometheusError>) -> MetricData {
+    let series = match answer {
+        Ok(series) => series,
+        Err(e) => return MetricData::Failed(e.to_string()),
+    };
+    match series.as_slice() {
+        [] => MetricData::Values(Vec::new()),
+        [one] => match to_milli(one.value) {
+            Some(value) => MetricData::Values(vec![ValueSample {
+                value,
+                timestamp: one.timestamp,
+            }]),
+            None => MetricData::Failed(format!("the value {} is out of range", one.value)),
+        },
+        several => MetricData::Failed(format!(
+            "the query returned {} series; it must return one (aggregate it, e.g. with sum(...))",
+            several.len()
+        )),
+    }
+}
+
+/// `value` × 1000, rounded; `None` when it does not fit an `i64`.
+fn to_milli(value: f64) -> Option<i64> {
+    let milli = (value * 1000.0).round();
+    // i64::MAX as f64 rounds up to 2^63, which does not fit: compare strictly below it.
+    (milli.is_finite() && milli >= i64::MIN as f64 && milli < i64::MAX as f64)
+        .then_some(milli as i64)
+}
+
+/// Reads a `type: Prometheus` metric: evaluates `query` at `now`.
+pub async fn read_prometheus_metric(
+    client: &PrometheusClient,
+    query: &str,
+    now: Timestamp,
+) -> MetricData {
+    metric_data(client.query(query, now).await)
+}
+
+/// Reads every `type: Prometheus` metric of `autoscaler`, in spec order; other metrics get
+/// `MetricData::None` (the shell fills them from the Kubernetes metrics APIs).
+pub async fn read_prometheus_metrics(
+    client: &PrometheusClient,
+    autoscaler: &Autoscaler,
+    now: Timestamp,
+) -> Vec<MetricData> {
+    let mut out = Vec::with_capacity(autoscaler.metrics.len());
+    for metric in &autoscaler.metrics {
+        out.push(match &metric.source {
+            MetricSource::Prometheus { query, .. } => {
+                read_prometheus_metric(client, query, now).await
+            }
+            _ => MetricData::None,
+        });
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Predictors
+// ---------------------------------------------------------------------------------------------
+
+/// How much history a predictor wants, at which spacing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryWindow {
+    /// How far back.
+    pub length: Duration,
+    /// The spacing of the samples (the range query's step); whole seconds, at least 1s.
+    pub step: Duration,
+}
+
+/// A forecasting algorithm as the cache drives it. The controller uses [`CorePredictor`];
+/// tests may supply their own.
+pub trait Predictor: Send + Sync + 'static {
+    /// The history `algorithm` needs; `Err` when its settings are unusable.
+    fn history(&self, algorithm: &PredictionAlgorithm) -> Result<HistoryWindow, String>;
+    /// The forecast from `history` (time-ordered, finite, in the metric's unit) made at
+    /// `now`. CPU-heavy: the cache runs it on a blocking thread.
+    fn predict(
+        &self,
+        algorithm: &PredictionAlgorithm,
+        history: &[Point],
+        now: Timestamp,
+    ) -> Prediction;
+}
+
+/// The predictors of `foresight-core` (DSP and percentile), configured from the spec's
+/// `predictionAlgorithm`: what the controller runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CorePredictor;
+
+impl Predictor for CorePredictor {
+    fn history(&self, algorithm: &PredictionAlgorithm) -> Result<HistoryWindow, String> {
+        let config = PredictorConfig::from_spec(algorithm)?;
+        let seconds = |s: i64| Duration::from_secs(u64::try_from(s).unwrap_or(0));
+        // The DSP predictor reads one hour more than its history length, as Crane does, to
+        // align the series to whole hours.
+        let margin = match config {
+            PredictorConfig::Dsp(_) => DSP_HISTORY_MARGIN,
+            PredictorConfig::Percentile(_) => Duration::ZERO,
+        };
+        Ok(HistoryWindow {
+            length: seconds(config.history_secs()).saturating_add(margin),
+            step: seconds(config.interval_secs().max(1)),
+        })
+    }
+
+    fn predict(
+        &self,
+        algorithm: &PredictionAlgorithm,
+        history: &[Point],
+        now: Timestamp,
+    ) -> Prediction {
+        let config = match PredictorConfig::from_spec(algorithm) {
+            Ok(c) => c,
+            Err(e) => return Prediction::not_ready(e),
+        };
+        let samples: Vec<Sample> = history
+            .iter()
+            .map(|p| Sample {
+                ts: p.ts,
+                value: p.value,
+            })
+            .collect();
+        predict(&config, &samples, now.as_second())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache
+// ---------------------------------------------------------------------------------------------
+
+/// How the cache refreshes.
+#[derive(Clone, Debug)]
+pub struct ForecastSettings {
+    /// How often a forecast is recomputed from fresh history (default 1h).
+    pub model_update_interval: Duration,
+    /// How many refreshes may run at once (default 4).
+    pub max_concurrent_refreshes: usize,
+    /// First retry delay after a failed refresh; doubles per failure (default 15s).
+    pub retry_initial: Duration,
+    /// Longest retry delay (default 5 minutes).
+    pub retry_max: Duration,
+    /// How long the last good forecast is still used after a refresh failed (default 5
+    /// minutes); zero demotes prediction at the first failure.
+    pub keep_forecast_after_failure: Duration,
+    /// The controller's history-query templates per metric identifier (`resource.cpu`, ...);
+    /// see [`crate::promql::fill_template`].
+    pub query_overrides: BTreeMap<String, String>,
+}
+
+impl Default for ForecastSettings {
+    fn default() -> Self {
+        ForecastSettings {
+            model_update_interval: Duration::from_secs(3600),
+            max_concurrent_refreshes: 4,
+            retry_initial: Duration::from_secs(15),
+            retry_max: Duration::from_secs(300),
+            keep_forecast_after_failure: Duration::from_secs(300),
+            query_overrides: BTreeMap::new(),
+        }
+    }
+}
+
+/// Refresh counters, for `/metrics`. All only ever grow except `entries` and `in_flight`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RefreshStats {
+    /// Refreshes started.
+    pub started: u64,
+    /// Refreshes that produced a forecast.
+    pub succeeded: u64,
+    /// Refreshes whose predictor was not ready (too little history, no period).
+    pub not_ready: u64,
+    /// Refreshes that failed (Prometheus error, unusable answer).
+    pub failed: u64,
+    /// Forecasts currently tracked.
+    pub entries: u64,
+    /// Refreshes running now.
+    pub in_flight: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    started: AtomicU64,
+    succeeded: AtomicU64,
+    not_ready: AtomicU64,
+    failed: AtomicU64,
+    in_flight: AtomicU64,
+}
+
+/// What one refresh produced.
+#[derive(Clone, Debug)]
+enum Outcome {
+    Forecast(Forecast),
+    NotReady(String),
+    Failed(String),
+}
+
+/// Refreshes have been failing since `since`; `error` is the latest failure.
+#[derive(Clone, Debug)]
+struct Failure {
+    error: String,
+    since: Timestamp,
+}
+
+/// One tracked forecast.
+#[derive(Debug)]
+struct Entry {
+    /// Query, algorithm and window it was made for; a change restarts the entry.
+    fingerprint: String,
+    query: Result<String, String>,
+    algorithm: PredictionAlgorithm,
+    window_seconds: i64,
+    /// The last forecast made.
+    forecast: Option<Forecast>,
+    /// Why the predictor made none on the last successful read of history.
+    not_ready: Option<String>,
+    /// Set while refreshes fail.
+    failure: Option<Failure>,
+    /// When the next refresh is due.
+    due: Timestamp,
+    failures: u32,
+    running: bool,
+    /// Bumped on every restart, so a refresh started for an older spec is discarded.
+    generation: u64,
+}
+
+impl Entry {
+    fn new(
+        fingerprint: String,
+        query: Result<String, String>,
+        algorithm: PredictionAlgorithm,
+        window_seconds: i64,
+        now: Timestamp,
+        generation: u64,
+    ) -> Self {
+        Entry {
+            fingerprint,
+            query,
+            algorithm,
+            window_seconds,
+            forecast: None,
+            not_ready: None,
+            failure: None,
+            due: now,
+            failures: 0,
+            running: false,
+            generation,
+        }
+    }
+}
+
+/// The identity of a forecast: the autoscaler (`namespace/name`) and the metric identifier.
+type Key = (String, String);
+
+struct Inner {
+    client: PrometheusClient,
+    predictor: Arc<dyn Predictor>,
+    settings: ForecastSettings,
+    entries: Mutex<HashMap<Key, Entry>>,
+    permits: Arc<Semaphore>,
+    counters: Counters,
+    /// Woken whenever a refresh ends.
+    refreshed: Notify,
+}
+
+/// Forecasts per (autoscaler, metric), refreshed in the background. Cheap to clone.
+#[derive(Clone)]
+pub struct ForecastCache {
+    inner: Arc<Inner>,
+}
+
+/// The identifier each metric's forecast is filed under: `Metric::identifier()`, with `#2`,
+/// `#3`, ... appended to repeats (two External metrics of one name with different selectors),
+/// so that each keeps its own forecast.
+pub fn entry_ids(autoscaler: &Autoscaler) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    autoscaler
+        .metrics
+        .iter()
+        .map(|m| {
+            let id = m.identifier();
+            let n = seen.entry(id.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                id
+            } else {
+                format!("{id}#{n}")
+            }
+        })
+        .collect()
+}
+
+/// `namespace/name`, the key the cache files an autoscaler under.
+pub fn autoscaler_key(autoscaler: &Autoscaler) -> String {
+    format!("{}/{}", autoscaler.namespace, autoscaler.name)
+}
+
+impl ForecastCache {
+    /// A cache reading history from `client` and forecasting with `predictor`.
+    pub fn new(
+        client: PrometheusClient,
+        predictor: Arc<dyn Predictor>,
+        settings: ForecastSettings,
+    ) -> Self {
+        let permits = Arc::new(Semaphore::new(settings.max_concurrent_refreshes.max(1)));
+        ForecastCache {
+            inner: Arc::new(Inner {
+                client,
+                predictor,
+                settings,
+                entries: Mutex::new(HashMap::new()),
+                permits,
+                counters: Counters::default(),
+                refreshed: Notify::new(),
+            }),
+        }
+    }
+
+    /// What prediction offers each metric of `autoscaler` at `now`, in spec order, for
+    /// `Observation::forecasts`; empty when prediction is off. Registers new metrics and
+    /// starts due refreshes in the background on the current Tokio runtime, without waiting
+    /// for them: a new autoscaler's metrics are `NotReady` until their first refresh ends.
+    pub fn forecasts(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
+        // Without a runtime nothing could run the refreshes: answer from memory only, and
+        // leave the entries due for a caller that has one.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            for key in self.register(autoscaler, now) {
+                let cache = self.clone();
+                runtime.spawn(async move { cache.run_refresh(key, now).await });
+            }
+        }
+        self.inputs(autoscaler, now)
+    }
+
+    /// Registers `autoscaler` and refreshes every metric that is due, waiting for the
+    /// refreshes to finish; then answers like [`ForecastCache::forecasts`]. For tools and
+    /// tests that want a forecast now rather than on the next reconcile.
+    pub async fn refresh(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
+        let due = self.register(autoscaler, now);
+        let mut tasks = Vec::new();
+        for key in due {
+            let cache = self.clone();
+            tasks.push(tokio::spawn(
+                async move { cache.run_refresh(key, now).await },
+            ));
+        }
+        for task in tasks {
+            // A refresh task only ends by returning; a join error would mean it panicked,
+            // and the wait below would then never end: report it as a failure instead.
+            if let Err(e) = task.await {
+                tracing::error!(error = %e, "forecast refresh task stopped");
+                return self.inputs(autoscaler, now);
+            }
+        }
+        // Refreshes started earlier by `forecasts` may still run: wait for them too.
+        let key = autoscaler_key(autoscaler);
+        loop {
+            let notified = self.inner.refreshed.notified();
+            tokio::pin!(notified);
+            // Register for the wake-up before looking, so none is missed in between.
+            notified.as_mut().enable();
+            if !self.lock().iter().any(|((k, _), e)| *k == key && e.running) {
+                break;
+            }
+            notified.await;
+        }
+        self.inputs(autoscaler, now)
+    }
+
+    /// The input for one metric (`identifier` as `Metric::identifier()` gives it) of the
+    /// autoscaler filed under `key` (`namespace/name`).
+    pub fn get(&self, key: &str, identifier: &str, now: Timestamp) -> ForecastInput {
+        let entries = self.lock();
+        match entries.get(&(key.to_owned(), identifier.to_owned())) {
+            Some(entry) => self.input(entry, now),
+            None => ForecastInput::NotReady("no forecast computed yet".to_owned()),
+        }
+    }
+
+    /// Forgets an autoscaler (it was deleted, or turned prediction off).
+    pub fn remove(&self, key: &str) {
+        self.lock().retain(|(k, _), _| k != key);
+    }
+
+    /// The refresh counters.
+    pub fn stats(&self) -> RefreshStats {
+        let c = &self.inner.counters;
+        RefreshStats {
+            started: c.started.load(Ordering::Relaxed),
+            succeeded: c.succeeded.load(Ordering::Relaxed),
+            not_ready: c.not_ready.load(Ordering::Relaxed),
+            failed: c.failed.load(Ordering::Relaxed),
+            entries: self.lock().len() as u64,
+            in_flight: c.in_flight.load(Ordering::Relaxed),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<Key, Entry>> {
+        // A panic while holding the lock leaves plain data behind; keep using it.
+        self.inner
+            .entries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Brings the entries of `autoscaler` in line with its spec and returns the keys whose
+    /// refresh is due (marking them running).
+    fn register(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<Key> {
+        let key = autoscaler_key(autoscaler);
+        let algorithm = autoscaler
+            .spec
+            .prediction
+            .as_ref()
+            .and_then(|p| p.prediction_algorithm.clone());
+        let (Some(window), Some(algorithm)) = (autoscaler.prediction_window_seconds, algorithm)
+        else {
+            self.remove(&key);
+            return Vec::new();
+        };
+        let mut entries = self.lock();
+        let ids = entry_ids(autoscaler);
+        entries.retain(|(k, id), _| k != &key || ids.contains(id));
+        let mut due = Vec::new();
+        for (metric, id) in autoscaler.metrics.iter().zip(ids) {
+            let query = history_query(autoscaler, metric, &self.inner.settings.query_overrides)
+                .map(|(q, _)| q);
+            let fingerprint = format!("{query:?}|{algorithm:?}|{window}");
+            let entry_key = (key.clone(), id);
+            let entry = entries.entry(entry_key.clone()).or_insert_with(|| {
+                Entry::new(
+                    String::new(),
+                    Err(String::new()),
+                    algorithm.clone(),
+                    window,
+                    now,
+                    0,
+                )
+            });
+            if entry.fingerprint != fingerprint {
+                // New or changed: start over and refresh at once.
+                let generation = entry.generation.wrapping_add(1);
+                *entry = Entry::new(
+                    fingerprint,
+                    query,
+                    algorithm.clone(),
+                    window,
+                    now,
+                    generation,
+                );
+            }
+            if !entry.running && entry.due <= now && entry.query.is_ok() {
+                entry.running = true;
+                due.push(entry_key);
+            }
+        }
+        due
+    }
+
+    fn inputs(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
+        if autoscaler.prediction_window_seconds.is_none() {
+            return Vec::new();
+        }
+        let key = autoscaler_key(autoscaler);
+        entry_ids(autoscaler)
+            .iter()
+            .map(|id| self.get(&key, id, now))
+            .collect()
+    }
+
+    /// The input an entry gives at `now` (module docs: failure behaviour).
+    fn input(&self, entry: &Entry, now: Timestamp) -> ForecastInput {
+        if let Err(reason) = &entry.query {
+            return ForecastInput::NotReady(reason.clone());
+        }
+        let horizon = now.as_second().saturating_add(entry.window_seconds);
+        let grace = self.inner.settings.keep_forecast_after_failure;
+        match (&entry.forecast, &entry.failure) {
+            (Some(forecast), None) if forecast.end() > horizon => {
+                ForecastInput::Ready(forecast.clone())
+            }
+            (Some(forecast), None) => ForecastInput::NotReady(format!(
+                "forecast out of date: it ends at {}, before now + {}s; a refresh is due",
+                Timestamp::from_second(forecast.end()).unwrap_or(now),
+                entry.window_seconds
+            )),
+            (Some(forecast), Some(failure))
+                if forecast.end() > horizon
+                    && now.duration_since(failure.since).unsigned_abs() < grace =>
+            {
+                ForecastInput::Ready(forecast.clone())
+            }
+            (_, Some(failure)) => ForecastInput::Failed(failure.error.clone()),
+            (None, None) => ForecastInput::NotReady(
+                entry
+                    .not_ready
+                    .clone()
+                    .unwrap_or_else(|| "first forecast not computed yet".to_owned()),
+            ),
+        }
+    }
+
+    /// Refreshes one entry: history from Prometheus, then the predictor on a blocking thread.
+    async fn run_refresh(self, key: Key, now: Timestamp) {
+        // Should the refresh stop without recording (a panic), the guard frees the entry so
+        // that it is retried instead of waiting forever.
+        let mut guard = RunningGuard {
+            cache: self.clone(),
+            key: key.clone(),
+            now,
+            armed: true,
+        };
+        self.refresh_entry(&key, now).await;
+        guard.armed = false;
+    }
+
+    async fn refresh_entry(&self, key: &Key, now: Timestamp) {
+        let (query, algorithm, generation) = {
+            let entries = self.lock();
+            let Some(entry) = entries.get(key) else {
+                return;
+            };
+            let Ok(query) = entry.query.clone() else {
+                return;
+            };
+            (query, entry.algorithm.clone(), entry.generation)
+        };
+        let counters = &self.inner.counters;
+        // The semaphore is never closed, so acquiring fails only if it were; then refresh
+        // without a permit rather than never.
+        let _permit = self.inner.permits.clone().acquire_owned().await.ok();
+        counters.started.fetch_add(1, Ordering::Relaxed);
+        counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        let outcome = self.compute(&query, &algorithm, now).await;
+        counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let counter = match &outcome {
+            Outcome::Forecast(_) => &counters.succeeded,
+            Outcome::NotReady(_) => &counters.not_ready,
+            Outcome::Failed(e) => {
+                tracing::warn!(autoscaler = %key.0, metric = %key.1, error = %e, "forecast refresh failed");
+                &counters.failed
+            }
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        self.record(key, generation, outcome, now);
+        self.inner.refreshed.notify_waiters();
+    }
+
+    async fn compute(
+        &self,
+        query: &str,
+        algorithm: &PredictionAlgorithm,
+        now: Timestamp,
+    ) -> Outcome {
+        let window = match self.inner.predictor.history(algorithm) {
+            Ok(w) => w,
+            Err(e) => return Outcome::NotReady(e),
+        };
+        let step = window.step.as_secs().max(1);
+        let step_i64 = i64::try_from(step).unwrap_or(i64::MAX);
+        // Align the range to the step grid so successive refreshes see the same sample times.
+        let end = now
+            .as_second()
+            .div_euclid(step_i64)
+            .saturating_mul(step_i64);
+        let length = i64::try_from(window.length.as_secs()).unwrap_or(i64::MAX);
+        let (Ok(start), Ok(end)) = (
+            Timestamp::from_second(end.saturating_sub(length)),
+            Timestamp::from_second(end),
+        ) else {
+            return Outcome::Failed("the history range is out of range".to_owned());
+        };
+        let series = match self
+            .inner
+            .client
+            .query_range(query, start, end, Duration::from_secs(step))
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => return Outcome::Failed(e.to_string()),
+        };
+        let points = match series.len() {
+            0 => return Outcome::NotReady(format!("the history query returned no data: {query}")),
+            1 => series.into_iter().next().map(|s| s.points).unwrap_or_default(),
+            n => {
+                return Outcome::Failed(format!(
+                    "the history query returned {n} series; it must return one (aggregate it, e.g. with sum(...)): {query}"
+                ))
+            }
+        };
+        let predictor = Arc::clone(&self.inner.predictor);
+        let algorithm = algorithm.clone();
+        let prediction =
+            tokio::task::spawn_blocking(move || predictor.predict(&algorithm, &points, now)).await;
+        match prediction {
+            Ok(Prediction::Ready(f)) => Outcome::Forecast(f),
+            Ok(Prediction::NotReady { reason }) => Outcome::NotReady(reason),
+            Err(e) => Outcome::Failed(format!("the predictor stopped: {e}")),
+        }
+    }
+
+    fn record(&self, key: &Key, generation: u64, outcome: Outcome, now: Timestamp) {
+        let settings = &self.inner.settings;
+        let mut entries = self.lock();
+        let Some(entry) = entries.get_mut(key) else {
+            return;
+        };
+        if entry.generation != generation {
+            // The spec changed while this refresh ran; the new entry has its own.
+            return;
+        }
+        entry.running = false;
+        match outcome {
+            Outcome::Forecast(f) => {
+                entry.failures = 0;
+                // Refresh at the interval, or earlier when the forecast would stop covering
+                // the window before then.
+                let interval = secs(settings.model_update_interval);
+                let runs_out = f
+                    .end()
+                    .saturating_sub(entry.window_seconds)
+                    .saturating_sub(f.step);
+                let due = now.as_second().saturating_add(interval).min(runs_out);
+                entry.due = Timestamp::from_second(due.max(now.as_second().saturating_add(1)))
+                    .unwrap_or(now);
+                entry.forecast = Some(f);
+                entry.not_ready = None;
+                entry.failure = None;
+            }
+            Outcome::NotReady(reason) => {
+                entry.failures = 0;
+                entry.forecast = None;
+                entry.not_ready = Some(reason);
+                entry.failure = None;
+                entry.due = after(now, settings.model_update_interval);
+            }
+            Outcome::Failed(error) => {
+                entry.failures = entry.failures.saturating_add(1);
+                let since = entry.failure.as_ref().map_or(now, |f| f.since);
+                entry.failure = Some(Failure { error, since });
+                entry.due = after(now, backoff(settings, entry.failures));
+            }
+        }
+    }
+}
+
+/// Frees an entry whose refresh stopped without recording an outcome.
+struct RunningGuard {
+    cache: ForecastCache,
+    key: Key,
+    now: Timestamp,
+    armed: bool,
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let generation = self.cache.lock().get(&self.key).map(|e| e.generation);
+        if let Some(generation) = generation {
+            self.cache.record(
+                &self.key,
+                generation,
+                Outcome::Failed("the forecast refresh stopped unexpectedly".to_owned()),
+                self.now,
+            );
+        }
+        self.cache.inner.refreshed.notify_waiters();
+    }
+}
+
+fn secs(d: Duration) -> i64 {
+    i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
+}
+
+fn after(now: Timestamp, d: Duration) -> Timestamp {
+    Timestamp::from_second(
+        now.as_second()
+            .saturating_add(secs(d))
+            .max(now.as_second() + 1),
+    )
+    .unwrap_or(now)
+}
+
+/// `retry_initial × 2^(failures-1)`, at most `retry_max`.
+fn backoff(settings: &ForecastSettings, failures: u32) -> Duration {
+    let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(30));
+    settings
+        .retry_initial
+        .saturating_mul(factor)
+        .min(settings.retry_max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prometheus::PrometheusOptions;
+    use foresight_core::autoscaler::ControllerConfig;
+    use foresight_core::prediction::Algorithm;
+    use std::collections::BTreeMap;
+    use wiremock::matchers::{path, query_param};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    fn at(s: i64) -> Timestamp {
+        Timestamp::from_second(s).unwrap()
+    }
+
+    fn series(value: f64) -> Series {
+        Series {
+            labels: BTreeMap::new(),
+            timestamp: at(100),
+            value,
+        }
+    }
+
+    #[test]
+    fn one_series_becomes_milli_units() {
+        assert_eq!(
+            metric_data(Ok(vec![series(1.2345)])),
+            MetricData::Values(vec![ValueSample {
+                value: 1235,
+                timestamp: at(100)
+            }])
+        );
+        assert_eq!(
+            metric_data(Ok(vec![series(-0.0004)])),
+            MetricData::Values(vec![ValueSample {
+                value: 0,
+                timestamp: at(100)
+            }])
+        );
+        assert_eq!(metric_data(Ok(vec![])), MetricData::Values(vec![]));
+    }
+
+    #[test]
+    fn several_series_huge_values_and_errors_fail() {
+        match metric_data(Ok(vec![series(1.0), series(2.0), series(3.0)])) {
+            MetricData::Failed(e) => assert!(e.contains("returned 3 series"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            metric_data(Ok(vec![series(1e300)])),
+            MetricData::Failed(_)
+        ));
+        assert!(matches!(
+            metric_data(Ok(vec![series(9.3e15)])),
+            MetricData::Failed(_)
+        ));
+        assert_eq!(
+            metric_data(Err(PrometheusError::Query {
+                error_type: "bad_data".to_owned(),
+                error: "parse error".to_owned()
+            })),
+            MetricData::Failed("Prometheus rejected the query (bad_data): parse error".to_owned())
+        );
+    }
+
+    /// A test predictor: flat at the history's maximum for `horizon` seconds from `now`, or
+    /// not ready with fewer than `min_points` points.
+    struct FlatMax {
+        horizon: i64,
+        min_points: usize,
+    }
+
+    impl Predictor for FlatMax {
+        fn history(&self, algorithm: &PredictionAlgorithm) -> Result<HistoryWindow, String> {
+            if algorithm.algorithm_type != "dsp" {
+                return Err(format!("unknown algorithm {}", algorithm.algorithm_type));
+            }
+            Ok(HistoryWindow {
+                length: Duration::from_secs(600),
+                step: Duration::from_secs(60),
+            })
+        }
+
+        fn predict(
+            &self,
+            _algorithm: &PredictionAlgorithm,
+            history: &[Point],
+            now: Timestamp,
+        ) -> Prediction {
+            if history.len() < self.min_points {
+                return Prediction::not_ready(format!(
+                    "{} points < {}",
+                    history.len(),
+                    self.min_points
+                ));
+            }
+            let max = history.iter().map(|p| p.value).fold(f64::MIN, f64::max);
+            Prediction::Ready(Forecast {
+                algorithm: Algorithm::Dsp,
+                period_seconds: None,
+                start: now.as_second(),
+                step: 60,
+                values: vec![max; usize::try_from(self.horizon / 60).unwrap()],
+                estimator: "flat".to_owned(),
+            })
+        }
+    }
+
+    fn autoscaler(metrics: serde_json::Value, prediction: Option<serde_json::Value>) -> Autoscaler {
+        let mut spec = serde_json::json!({
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 10,
+            "metrics": metrics,
+        });
+        if let Some(p) = prediction {
+            spec["prediction"] = p;
+        }
+        let spec: foresight_api::EffectiveHorizontalPodAutoscalerSpec =
+            serde_json::from_value(spec).unwrap();
+        Autoscaler::new("shop", "web", &spec, &ControllerConfig::default()).unwrap()
+    }
+
+    fn cpu_autoscaler(window: i32) -> Autoscaler {
+        autoscaler(
+            serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 50}}}]),
+            Some(serde_json::json!({
+                "predictionWindowSeconds": window,
+                "predictionAlgorithm": {"algorithmType": "dsp"}
+            })),
+        )
+    }
+
+    fn matrix(points: &[(i64, &str)]) -> ResponseTemplate {
+        let values: Vec<serde_json::Value> = points
+            .iter()
+            .map(|(t, v)| serde_json::json!([t, v]))
+            .collect();
+        ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "status": "success",
+            "data": {"resultType": "matrix", "result": [{"metric": {}, "values": values}]}
+        }))
+    }
+
+    async fn cache(server: &MockServer, settings: ForecastSettings, horizon: i64) -> ForecastCache {
+        let client = PrometheusClient::new(&server.uri(), PrometheusOptions::default()).unwrap();
+        ForecastCache::new(
+            client,
+            Arc::new(FlatMax {
+                horizon,
+                min_points: 2,
+            }),
+            settings,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_new_autoscaler_is_not_ready_at_once_then_ready_after_its_refresh() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .and(query_param(
+                "query",
+                r#"sum(rate(container_cpu_usage_seconds_total{namespace="shop",pod=~"web-[a-z0-9]+-[a-z0-9]{5}",container!="",container!="POD"}[5m]))"#,
+            ))
+            // now = 10_030 is aligned down to 10_020; 600 s of history.
+            .and(query_param("start", "9420"))
+            .and(query_param("end", "10020"))
+            .and(query_param("step", "60"))
+            .respond_with(matrix(&[(9360, "0.5"), (9420, "1.5"), (9480, "1.0")]))
+            .mount(&server)
+            .await;
+        let cache = cache(&server, ForecastSettings::default(), 7200).await;
+        let a = cpu_autoscaler(3600);
+        let now = at(10_030);
+        let first = cache.forecasts(&a, now);
+        assert_eq!(first.len(), 1);
+        assert!(matches!(&first[0], ForecastInput::NotReady(_)), "{first:?}");
+        // `refresh` also waits for the refresh `forecasts` started in the background.
+        let inputs = cache.refresh(&a, now).await;
+        match &inputs[0] {
+            ForecastInput::Ready(f) => assert_eq!(f.values[0], 1.5),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(cache.get("shop/web", "resource.cpu", now), inputs[0]);
+        let stats = cache.stats();
+        assert_eq!((stats.succeeded, stats.failed, stats.entries), (1, 0, 1));
+    }
+
+    #[tokio::test]
+    async fn prometheus_down_demotes_the_forecast_after_the_grace_period() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&[(0, "2"), (60, "3")]))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(ResponseTemplate::new(503).set_body_string("down"))
+            .mount(&server)
+            .await;
+        let settings = ForecastSettings {
+            model_update_interval: Duration::from_secs(600),
+            keep_forecast_after_failure: Duration::from_secs(120),
+            retry_initial: Duration::from_secs(30),
+            ..Default::default()
+        };
+        let cache = cache(&server, settings, 86_400).await;
+        let a = cpu_autoscaler(600);
+        assert!(matches!(
+            cache.refresh(&a, at(1_000)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        // Not due yet: nothing is asked, the forecast stands.
+        assert!(matches!(
+            cache.refresh(&a, at(1_500)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        // Due at 1_600: the refresh fails, but the forecast is kept for 120 s.
+        assert!(matches!(
+            cache.refresh(&a, at(1_600)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        // Retried at 1_630 and 1_690 (backoff 30 s, 60 s), still failing; past 1_720 the
+        // forecast is dropped and the error shows.
+        assert!(matches!(
+            cache.refresh(&a, at(1_630)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        match &cache.refresh(&a, at(1_730)).await[0] {
+            ForecastInput::Failed(e) => assert!(e.contains("HTTP 503"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        let stats = cache.stats();
+        assert_eq!((stats.succeeded, stats.failed), (1, 3));
+    }
+
+    #[tokio::test]
+    async fn without_grace_the_first_failure_demotes() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&[(0, "2"), (60, "3")]))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        let settings = ForecastSettings {
+            model_update_interval: Duration::from_secs(60),
+            keep_forecast_after_failure: Duration::ZERO,
+            ..Default::default()
+        };
+        let cache = cache(&server, settings, 86_400).await;
+        let a = cpu_autoscaler(600);
+        assert!(matches!(
+            cache.refresh(&a, at(1_000)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        // The mock answers only once: the next refresh gets a 404.
+        match &cache.refresh(&a, at(1_061)).await[0] {
+            ForecastInput::Failed(e) => assert!(e.contains("HTTP 404"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_forecast_that_no_longer_covers_the_window_is_out_of_date() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&[(0, "2"), (60, "3")]))
+            .mount(&server)
+            .await;
+        // The forecast spans 1200 s, the window is 600 s: it covers until now + 600 < end.
+        let cache = cache(&server, ForecastSettings::default(), 1200).await;
+        let a = cpu_autoscaler(600);
+        assert!(matches!(
+            cache.refresh(&a, at(1_000)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        match cache.get("shop/web", "resource.cpu", at(1_700)) {
+            ForecastInput::NotReady(r) => assert!(r.contains("out of date"), "{r}"),
+            other => panic!("{other:?}"),
+        }
+        // The refresh is scheduled before the forecast runs out, not an hour later.
+        assert!(matches!(
+            cache.refresh(&a, at(1_540)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        assert_eq!(cache.stats().succeeded, 2);
+    }
+
+    #[tokio::test]
+    async fn predictor_and_query_problems_are_reported() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .and(query_param("query", "one_point"))
+            .respond_with(matrix(&[(0, "2")]))
+            .mount(&server)
+            .await;
+        Mock::given(path("/api/v1/query_range"))
+            .and(query_param("query", "nothing"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "status": "success", "data": {"resultType": "matrix", "result": []}})))
+            .mount(&server)
+            .await;
+        Mock::given(path("/api/v1/query_range"))
+            .and(query_param("query", "two"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "status": "success", "data": {"resultType": "matrix", "result": [
+                    {"metric": {"pod": "a"}, "values": [[0, "1"]]},
+                    {"metric": {"pod": "b"}, "values": [[0, "1"]]}]}})))
+            .mount(&server)
+            .await;
+        let cache = cache(&server, ForecastSettings::default(), 3600).await;
+        let prometheus = |name: &str, q: &str| {
+            serde_json::json!({"type": "Prometheus", "prometheus": {"name": name, "query": "up",
+                "historyQuery": q, "target": {"type": "Value", "value": "1"}}})
+        };
+        let a = autoscaler(
+            serde_json::json!([
+                prometheus("a", "one_point"),
+                prometheus("b", "nothing"),
+                prometheus("c", "two"),
+                {"type": "Object", "object": {"describedObject": {"kind": "Ingress", "name": "i", "apiVersion": "networking.k8s.io/v1"},
+                    "metric": {"name": "hits"}, "target": {"type": "Value", "value": "1"}}}
+            ]),
+            Some(serde_json::json!({"predictionAlgorithm": {"algorithmType": "dsp"}})),
+        );
+        let inputs = cache.refresh(&a, at(10_000)).await;
+        let text: Vec<String> = inputs.iter().map(|i| format!("{i:?}")).collect();
+        assert!(
+            matches!(&inputs[0], ForecastInput::NotReady(r) if r == "1 points < 2"),
+            "{text:?}"
+        );
+        assert!(
+            matches!(&inputs[1], ForecastInput::NotReady(r) if r.contains("no data")),
+            "{text:?}"
+        );
+        assert!(
+            matches!(&inputs[2], ForecastInput::Failed(r) if r.contains("returned 2 series")),
+            "{text:?}"
+        );
+        assert!(
+            matches!(&inputs[3], ForecastInput::NotReady(r) if r.contains("historyQueries")),
+            "{text:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_changed_spec_refreshes_at_once_and_prediction_off_forgets() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&[(0, "2"), (60, "3")]))
+            .mount(&server)
+            .await;
+        let cache = cache(&server, ForecastSettings::default(), 86_400).await;
+        assert!(matches!(
+            cache.refresh(&cpu_autoscaler(600), at(1_000)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        // Another window is another spec: refreshed although the interval has not passed.
+        assert!(matches!(
+            cache.refresh(&cpu_autoscaler(900), at(1_010)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        assert_eq!(cache.stats().succeeded, 2);
+        let off = autoscaler(
+            serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 50}}}]),
+            None,
+        );
+        assert_eq!(cache.forecasts(&off, at(1_020)), vec![]);
+        assert_eq!(cache.stats().entries, 0);
+        assert!(matches!(
+            cache.get("shop/web", "resource.cpu", at(1_020)),
+            ForecastInput::NotReady(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn reads_prometheus_metrics_in_spec_order() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query"))
+            .and(query_param("query", "sum(rate(requests[1m]))"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "status": "success", "data": {"resultType": "vector",
+                    "result": [{"metric": {}, "value": [1000, "12.5"]}]}})))
+            .mount(&server)
+            .await;
+        let client = PrometheusClient::new(&server.uri(), PrometheusOptions::default()).unwrap();
+        let a = autoscaler(
+            serde_json::json!([
+                {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}},
+                {"type": "Prometheus", "prometheus": {"name": "rps", "query": "sum(rate(requests[1m]))",
+                    "target": {"type": "Value", "value": "10"}}}
+            ]),
+            None,
+        );
+        let data = read_prometheus_metrics(&client, &a, at(1_000)).await;
+        assert_eq!(
+            data,
+            vec![
+                MetricData::None,
+                MetricData::Values(vec![ValueSample {
+                    value: 12_500,
+                    timestamp: at(1_000)
+                }])
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn metrics_sharing_an_identifier_keep_their_own_forecasts() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&[(0, "2"), (60, "3")]))
+            .mount(&server)
+            .await;
+        let cache = cache(&server, ForecastSettings::default(), 86_400).await;
+        let external = |queue: &str| {
+            serde_json::json!({"type": "External", "external": {
+                "metric": {"name": "jobs", "selector": {"matchLabels": {"queue": queue}}},
+                "target": {"type": "Value", "value": "10"}}})
+        };
+        let a = autoscaler(
+            serde_json::json!([external("a"), external("b")]),
+            Some(serde_json::json!({"predictionAlgorithm": {"algorithmType": "dsp"}})),
+        );
+        assert_eq!(entry_ids(&a), ["external.jobs", "external.jobs#2"]);
+        let first = cache.refresh(&a, at(1_000)).await;
+        assert!(
+            first.iter().all(|i| matches!(i, ForecastInput::Ready(_))),
+            "{first:?}"
+        );
+        // Asking again changes nothing: no refresh starts while the forecasts are fresh.
+        cache.refresh(&a, at(1_001)).await;
+        assert_eq!(cache.stats().started, 2);
+        assert_eq!(cache.stats().entries, 2);
+    }
+
+    #[test]
+    fn outside_a_runtime_it_answers_without_refreshing() {
+        let client =
+            PrometheusClient::new("http://127.0.0.1:9", PrometheusOptions::default()).unwrap();
+        let cache = ForecastCache::new(
+            client,
+            Arc::new(FlatMax {
+                horizon: 600,
+                min_points: 1,
+            }),
+            ForecastSettings::default(),
+        );
+        let inputs = cache.forecasts(&cpu_autoscaler(600), at(1_000));
+        assert!(
+            matches!(&inputs[0], ForecastInput::NotReady(_)),
+            "{inputs:?}"
+        );
+        assert_eq!(cache.stats().started, 0);
+    }
+
+    #[test]
+    fn the_core_predictor_asks_for_its_configured_history() {
+        let algorithm = |json: serde_json::Value| -> PredictionAlgorithm {
+            serde_json::from_value(json).unwrap()
+        };
+        let dsp = algorithm(serde_json::json!({"algorithmType": "dsp",
+            "dsp": {"sampleInterval": "5m", "historyLength": "3d"}}));
+        assert_eq!(
+            CorePredictor.history(&dsp),
+            Ok(HistoryWindow {
+                length: Duration::from_secs(3 * 86_400 + 3600),
+                step: Duration::from_secs(300),
+            })
+        );
+        let percentile = algorithm(serde_json::json!({"algorithmType": "percentile"}));
+        let window = CorePredictor.history(&percentile).unwrap();
+        assert_eq!(window.step, Duration::from_secs(60));
+        let bad = algorithm(serde_json::json!({"algorithmType": "arima"}));
+        assert!(CorePredictor.history(&bad).unwrap_err().contains("arima"));
+        // Too little history: not ready, with the predictor's reason.
+        let points: Vec<Point> = (0..30)
+            .map(|i| Point {
+                ts: 1_000_000 + i * 300,
+                value: 1.0,
+            })
+            .collect();
+        match CorePredictor.predict(&dsp, &points, at(1_009_000)) {
+            Prediction::NotReady { reason } => assert!(reason.contains("2 periods"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        match CorePredictor.predict(&bad, &points, at(1_009_000)) {
+            Prediction::NotReady { reason } => assert!(reason.contains("arima"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let s = ForecastSettings::default();
+        let delays: Vec<u64> = (1..=7).map(|n| backoff(&s, n).as_secs()).collect();
+        assert_eq!(delays, vec![15, 30, 60, 120, 240, 300, 300]);
+        assert_eq!(backoff(&s, u32::MAX).as_secs(), 300);
+    }
+}
