@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -21,7 +23,7 @@ pub const MAX_POINTS_PER_SERIES: u64 = 11_000;
 pub const MAX_PIECES: u64 = 1000;
 
 /// How to reach Prometheus (or Thanos, Mimir, a managed Prometheus).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct PrometheusOptions {
     /// Sent as `Authorization: Bearer <token>`.
     pub bearer_token: Option<String>,
@@ -53,6 +55,28 @@ impl Default for PrometheusOptions {
             max_response_bytes: 64 * 1024 * 1024,
             max_points_per_request: MAX_POINTS_PER_SERIES,
         }
+    }
+}
+
+impl fmt::Debug for PrometheusOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The token and header values may be credentials: show only that they are set.
+        let header_names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("PrometheusOptions")
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("bearer_token_file", &self.bearer_token_file)
+            .field("headers", &header_names)
+            .field(
+                "ca_certificates_pem",
+                &self.ca_certificates_pem.as_ref().map(Vec::len),
+            )
+            .field("timeout", &self.timeout)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_points_per_request", &self.max_points_per_request)
+            .finish()
     }
 }
 
@@ -149,7 +173,99 @@ pub enum PrometheusError {
     },
 }
 
-/// A Prometheus HTTP API client. Cheap to clone: clones share the connection pool.
+impl PrometheusError {
+    /// A short, stable name of the kind of failure, for the `kind` label of the controller's
+    /// `foresight_prometheus_query_errors_total`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PrometheusError::Config(_) => "config",
+            PrometheusError::InvalidArguments(_) => "invalid_arguments",
+            PrometheusError::Unreachable { .. } => "unreachable",
+            PrometheusError::Timeout { .. } => "timeout",
+            PrometheusError::Http { .. } => "http",
+            PrometheusError::Query { .. } => "query",
+            PrometheusError::TooLarge { .. } => "too_large",
+            PrometheusError::BadPayload(_) => "bad_payload",
+            PrometheusError::NonFinite { .. } => "non_finite",
+        }
+    }
+}
+
+/// The API endpoints the client calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Endpoint {
+    /// `/api/v1/query`: `type: Prometheus` metrics.
+    Query,
+    /// `/api/v1/query_range`: prediction history.
+    QueryRange,
+}
+
+impl Endpoint {
+    /// The endpoint's name in the API path (`query`, `query_range`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Endpoint::Query => "query",
+            Endpoint::QueryRange => "query_range",
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            Endpoint::Query => "/api/v1/query",
+            Endpoint::QueryRange => "/api/v1/query_range",
+        }
+    }
+}
+
+/// What a client (and its clones) has asked Prometheus, for `/metrics`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestStats {
+    /// HTTP requests sent per endpoint (a long range query is several).
+    pub requests: BTreeMap<Endpoint, u64>,
+    /// Queries that failed, per endpoint and [`PrometheusError::kind`].
+    pub errors: BTreeMap<(Endpoint, &'static str), u64>,
+}
+
+/// The counters behind [`RequestStats`], shared by a client's clones.
+#[derive(Debug, Default)]
+struct RequestCounters {
+    query: AtomicU64,
+    query_range: AtomicU64,
+    errors: Mutex<BTreeMap<(Endpoint, &'static str), u64>>,
+}
+
+impl RequestCounters {
+    fn request(&self, endpoint: Endpoint) {
+        let counter = match endpoint {
+            Endpoint::Query => &self.query,
+            Endpoint::QueryRange => &self.query_range,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn error(&self, endpoint: Endpoint, e: &PrometheusError) {
+        // A panic elsewhere while holding the lock leaves plain counts behind: keep counting.
+        let mut errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        *errors.entry((endpoint, e.kind())).or_default() += 1;
+    }
+
+    fn snapshot(&self) -> RequestStats {
+        let errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        RequestStats {
+            requests: BTreeMap::from([
+                (Endpoint::Query, self.query.load(Ordering::Relaxed)),
+                (
+                    Endpoint::QueryRange,
+                    self.query_range.load(Ordering::Relaxed),
+                ),
+            ]),
+            errors: errors.clone(),
+        }
+    }
+}
+
+/// A Prometheus HTTP API client. Cheap to clone: clones share the connection pool and the
+/// request counters.
 #[derive(Clone)]
 pub struct PrometheusClient {
     http: reqwest::Client,
@@ -158,6 +274,7 @@ pub struct PrometheusClient {
     timeout: Duration,
     max_response_bytes: usize,
     max_points_per_request: u64,
+    counters: Arc<RequestCounters>,
 }
 
 impl fmt::Debug for PrometheusClient {
@@ -225,7 +342,13 @@ impl PrometheusClient {
             timeout: options.timeout,
             max_response_bytes: options.max_response_bytes,
             max_points_per_request: options.max_points_per_request,
+            counters: Arc::default(),
         })
+    }
+
+    /// Requests sent and queries failed so far, by this client and its clones.
+    pub fn request_stats(&self) -> RequestStats {
+        self.counters.snapshot()
     }
 
     /// The base URL, without a trailing slash.
@@ -235,13 +358,21 @@ impl PrometheusClient {
 
     /// Evaluates `promql` at `at`. A scalar result comes back as one series without labels.
     pub async fn query(&self, promql: &str, at: Timestamp) -> Result<Vec<Series>, PrometheusError> {
+        let result = self.evaluate(promql, at).await;
+        if let Err(e) = &result {
+            self.counters.error(Endpoint::Query, e);
+        }
+        result
+    }
+
+    async fn evaluate(&self, promql: &str, at: Timestamp) -> Result<Vec<Series>, PrometheusError> {
         if promql.trim().is_empty() {
             return Err(PrometheusError::InvalidArguments(
                 "the query is empty".to_owned(),
             ));
         }
         let params = [("query", promql.to_owned()), ("time", unix_seconds(at))];
-        let data = self.get("/api/v1/query", &params).await?;
+        let data = self.get(Endpoint::Query, &params).await?;
         match data {
             QueryData::Vector(items) => items
                 .into_iter()
@@ -275,6 +406,20 @@ impl PrometheusClient {
         end: Timestamp,
         step: Duration,
     ) -> Result<Vec<RangeSeries>, PrometheusError> {
+        let result = self.evaluate_range(promql, start, end, step).await;
+        if let Err(e) = &result {
+            self.counters.error(Endpoint::QueryRange, e);
+        }
+        result
+    }
+
+    async fn evaluate_range(
+        &self,
+        promql: &str,
+        start: Timestamp,
+        end: Timestamp,
+        step: Duration,
+    ) -> Result<Vec<RangeSeries>, PrometheusError> {
         let pieces = split_range(
             start.as_second(),
             end.as_second(),
@@ -295,7 +440,7 @@ impl PrometheusClient {
                 ("end", to.to_string()),
                 ("step", step_seconds.to_string()),
             ];
-            let data = self.get("/api/v1/query_range", &params).await?;
+            let data = self.get(Endpoint::QueryRange, &params).await?;
             let QueryData::Matrix(items) = data else {
                 return Err(PrometheusError::BadPayload(format!(
                     "a range query returned a {}, not a matrix",
@@ -328,14 +473,15 @@ impl PrometheusClient {
         Ok(joined.into_values().collect())
     }
 
-    /// GETs `path` with `params`, enforcing the size limit, and returns the `data` of a
+    /// GETs `endpoint` with `params`, enforcing the size limit, and returns the `data` of a
     /// successful answer or the error Prometheus reported.
     async fn get(
         &self,
-        path: &str,
+        endpoint: Endpoint,
         params: &[(&str, String)],
     ) -> Result<QueryData, PrometheusError> {
-        let url = format!("{}{path}", self.base);
+        self.counters.request(endpoint);
+        let url = format!("{}{}", self.base, endpoint.path());
         let mut request = self.http.get(&url).query(params);
         if let Some(file) = &self.bearer_token_file {
             let token = std::fs::read_to_string(file).map_err(|e| {
@@ -958,6 +1104,65 @@ mod tests {
         assert_eq!(ts, vec![0, 100, 300, 400, 500]);
         assert_eq!(a.non_finite_dropped, 1);
         assert_eq!(series[1].points.len(), 2);
+        // Two HTTP requests for one range query, none failed.
+        let stats = c.request_stats();
+        assert_eq!(stats.requests[&Endpoint::QueryRange], 2);
+        assert_eq!(stats.requests[&Endpoint::Query], 0);
+        assert!(stats.errors.is_empty(), "{stats:?}");
+    }
+
+    #[tokio::test]
+    async fn failed_queries_are_counted_by_endpoint_and_kind_across_clones() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query"))
+            .respond_with(ResponseTemplate::new(503).set_body_string("unavailable"))
+            .mount(&server)
+            .await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(success(
+                serde_json::json!({"resultType": "vector", "result": []}),
+            ))
+            .mount(&server)
+            .await;
+        let c = client(&server, PrometheusOptions::default()).await;
+        let clone = c.clone();
+        assert!(c.query("up", at(1)).await.is_err());
+        assert!(clone.query("up", at(2)).await.is_err());
+        assert!(clone
+            .query_range("up", at(0), at(60), Duration::from_secs(60))
+            .await
+            .is_err());
+        // An empty query is refused before any request is sent, and still counted as failed.
+        assert!(c.query(" ", at(3)).await.is_err());
+        let stats = c.request_stats();
+        assert_eq!(stats.requests[&Endpoint::Query], 2);
+        assert_eq!(stats.requests[&Endpoint::QueryRange], 1);
+        assert_eq!(
+            stats.errors,
+            BTreeMap::from([
+                ((Endpoint::Query, "http"), 2),
+                ((Endpoint::Query, "invalid_arguments"), 1),
+                ((Endpoint::QueryRange, "bad_payload"), 1),
+            ])
+        );
+    }
+
+    #[test]
+    fn options_do_not_print_credentials() {
+        let options = PrometheusOptions {
+            bearer_token: Some("s3cret-token".to_owned()),
+            headers: vec![("X-Scope-OrgID".to_owned(), "tenant-secret".to_owned())],
+            ..Default::default()
+        };
+        let text = format!("{options:?}");
+        assert!(
+            !text.contains("s3cret") && !text.contains("tenant-secret"),
+            "{text}"
+        );
+        assert!(
+            text.contains("X-Scope-OrgID") && text.contains("<redacted>"),
+            "{text}"
+        );
     }
 
     #[tokio::test]
