@@ -283,6 +283,86 @@ pub fn history_query(
         .map_err(|e| format!("{e}; set spec.prediction.historyQueries[{id:?}]"))
 }
 
+/// The placeholders [`fill_template`] knows.
+pub const PLACEHOLDERS: [&str; 6] = [
+    "namespace",
+    "target_kind",
+    "target_name",
+    "pod_regex",
+    "metric_name",
+    "label_matchers",
+];
+
+/// The kinds of metric identifier, as `Metric::identifier()` writes them
+/// (`resource.cpu`, `container-resource.app.cpu`, `pods.http_requests`, ...).
+const IDENTIFIER_KINDS: [&str; 6] = [
+    "resource.",
+    "container-resource.",
+    "pods.",
+    "external.",
+    "object.",
+    "prometheus.",
+];
+
+/// Reads one controller override, `IDENTIFIER=TEMPLATE` (the `--history-query` flag): the
+/// identifier must be one a metric can have, and the template non-empty with only known
+/// placeholders, so that a typo fails at start rather than as a query Prometheus rejects
+/// hours later.
+pub fn parse_override(text: &str) -> Result<(String, String), String> {
+    let Some((id, template)) = text.split_once('=') else {
+        return Err(format!(
+            "{text:?} is not IDENTIFIER=PROMQL (e.g. resource.cpu=sum(rate(...)))"
+        ));
+    };
+    let id = id.trim();
+    let template = template.trim();
+    let known_kind = IDENTIFIER_KINDS
+        .iter()
+        .any(|k| id.strip_prefix(k).is_some_and(|rest| !rest.is_empty()));
+    if !known_kind || id.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "{id:?} is not a metric identifier: write resource.<name>, \
+             container-resource.<container>.<name>, pods.<metric>, external.<metric>, \
+             object.<metric> or prometheus.<name>"
+        ));
+    }
+    if template.is_empty() {
+        return Err(format!("the query for {id} is empty"));
+    }
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("the query for {id} has an unclosed \"${{\""));
+        };
+        let name = &after[..end];
+        if !PLACEHOLDERS.contains(&name) {
+            return Err(format!(
+                "the query for {id} uses ${{{name}}}; the placeholders are {}",
+                PLACEHOLDERS.map(|p| format!("${{{p}}}")).join(", ")
+            ));
+        }
+        rest = &after[end + 1..];
+    }
+    Ok((id.to_owned(), template.to_owned()))
+}
+
+/// Reads every `--history-query` into the map `ForecastSettings::query_overrides` takes; an
+/// identifier given twice is an error, not a silent last-one-wins.
+pub fn parse_overrides<S: AsRef<str>>(
+    items: impl IntoIterator<Item = S>,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for item in items {
+        let (id, template) = parse_override(item.as_ref())?;
+        if out.contains_key(&id) {
+            return Err(format!("{id} is given twice"));
+        }
+        out.insert(id, template);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -510,5 +590,64 @@ mod tests {
             fill_template("max(${metric_name}{${label_matchers}})", &external, &ctx).unwrap(),
             r#"max(jobs{queue="a"})"#
         );
+    }
+
+    #[test]
+    fn overrides_are_identifier_and_template_with_known_placeholders() {
+        let (id, q) = parse_override(
+            r#"resource.cpu = sum(cpu:rate5m{namespace="${namespace}",pod=~"${pod_regex}"})"#,
+        )
+        .unwrap();
+        assert_eq!(id, "resource.cpu");
+        assert_eq!(
+            q,
+            r#"sum(cpu:rate5m{namespace="${namespace}",pod=~"${pod_regex}"})"#
+        );
+        // Only the first `=` separates: PromQL matchers keep theirs.
+        let (id, q) = parse_override(r#"external.jobs=sum(jobs{queue="a"})"#).unwrap();
+        assert_eq!(
+            (id.as_str(), q.as_str()),
+            ("external.jobs", r#"sum(jobs{queue="a"})"#)
+        );
+
+        let err = |s: &str| parse_override(s).unwrap_err();
+        assert!(err("resource.cpu").contains("IDENTIFIER=PROMQL"));
+        assert!(err("cpu=sum(x)").contains("\"cpu\" is not a metric identifier"));
+        assert!(err("resource.=sum(x)").contains("not a metric identifier"));
+        assert!(err("resource.cpu=  ").contains("empty"));
+        let e = err("resource.cpu=sum(x{ns=\"${namespaces}\"})");
+        assert!(
+            e.contains("${namespaces}") && e.contains("${namespace}"),
+            "{e}"
+        );
+        assert!(err("resource.cpu=sum(x) + ${namespace").contains("unclosed"));
+    }
+
+    #[test]
+    fn an_override_given_twice_is_an_error() {
+        let map = parse_overrides(["resource.cpu=a", "resource.memory=b"]).unwrap();
+        assert_eq!(map.len(), 2);
+        let e = parse_overrides(["resource.cpu=a", "resource.cpu=b"]).unwrap_err();
+        assert_eq!(e, "resource.cpu is given twice");
+        assert!(parse_overrides(Vec::<String>::new()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_placeholder_the_parser_accepts_is_filled() {
+        let template: String = PLACEHOLDERS.iter().map(|p| format!("${{{p}}} ")).collect();
+        let (_, template) = parse_override(&format!("pods.http_requests={template}")).unwrap();
+        let metric = metric(MetricSource::Pods {
+            metric: MetricIdentifier {
+                name: "http_requests".to_owned(),
+                selector: None,
+            },
+        });
+        let t = target("Deployment", "web");
+        let ctx = QueryContext {
+            namespace: "shop",
+            target: &t,
+        };
+        let filled = fill_template(&template, &metric, &ctx).unwrap();
+        assert!(!filled.contains("${"), "{filled}");
     }
 }
