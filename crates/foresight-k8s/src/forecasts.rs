@@ -333,7 +333,42 @@ pub fn entry_ids(autoscaler: &Autoscaler) -> Vec<String> {
 
 /// `namespace/name`, the key the cache files an autoscaler under.
 pub fn autoscaler_key(autoscaler: &Autoscaler) -> String {
-    format!("{}/{}", autoscaler.namespace, autoscaler.name)
+    key(&autoscaler.namespace, &autoscaler.name)
+}
+
+/// The key of the autoscaler `name` in `namespace`, for [`ForecastCache::remove`] when only
+/// the object's name is at hand (it was deleted).
+pub fn key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+/// Why a controller without Prometheus has no forecast. `NotReady` rather than `Failed`:
+/// nothing was tried and nothing broke, the controller simply has no source of history
+/// (`PredictionReady=False`, reason `PredictNotReady`); `PredictFailed` stays reserved for a
+/// configured Prometheus that does not answer, so alerts on it mean an outage.
+pub const NO_PROMETHEUS: &str =
+    "no Prometheus configured: start the controller with --prometheus-url";
+
+/// What prediction offers each metric of `autoscaler` when the controller has no
+/// Prometheus: `NotReady(NO_PROMETHEUS)` for each, in spec order; empty when prediction is
+/// off.
+pub fn without_prometheus(autoscaler: &Autoscaler) -> Vec<ForecastInput> {
+    if autoscaler.prediction_window_seconds.is_none() {
+        return Vec::new();
+    }
+    vec![ForecastInput::NotReady(NO_PROMETHEUS.to_owned()); autoscaler.metrics.len()]
+}
+
+/// How many tracked forecasts give the decision a forecast at some instant, and how many
+/// do not, for `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ForecastStates {
+    /// Forecasts the decision would use (`ForecastInput::Ready`).
+    pub ready: u64,
+    /// Not ready: not computed yet, too little history, out of date, no query.
+    pub not_ready: u64,
+    /// Failing to refresh past the grace period (`ForecastInput::Failed`).
+    pub failed: u64,
 }
 
 impl ForecastCache {
@@ -421,6 +456,32 @@ impl ForecastCache {
     /// Forgets an autoscaler (it was deleted, or turned prediction off).
     pub fn remove(&self, key: &str) {
         self.lock().retain(|(k, _), _| k != key);
+    }
+
+    /// Forgets every autoscaler whose key `keep` refuses: after a full list of the
+    /// autoscalers, those deleted while no watch was running (a standby replica, a watch
+    /// that had to start over).
+    pub fn retain_autoscalers(&self, mut keep: impl FnMut(&str) -> bool) {
+        self.lock().retain(|(k, _), _| keep(k));
+    }
+
+    /// The tracked forecasts by what they would give the decision at `now`.
+    pub fn states(&self, now: Timestamp) -> ForecastStates {
+        let entries = self.lock();
+        let mut states = ForecastStates::default();
+        for entry in entries.values() {
+            match self.input(entry, now) {
+                ForecastInput::Ready(_) => states.ready += 1,
+                ForecastInput::Failed(_) => states.failed += 1,
+                ForecastInput::NotReady(_) | ForecastInput::Off => states.not_ready += 1,
+            }
+        }
+        states
+    }
+
+    /// The client the cache reads history with.
+    pub fn client(&self) -> &PrometheusClient {
+        &self.inner.client
     }
 
     /// The refresh counters.
@@ -1105,6 +1166,71 @@ mod tests {
             cache.get("shop/web", "resource.cpu", at(1_020)),
             ForecastInput::NotReady(_)
         ));
+    }
+
+    #[tokio::test]
+    async fn states_count_what_the_decision_would_get_and_deleted_autoscalers_are_pruned() {
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&[(0, "2"), (60, "3")]))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(ResponseTemplate::new(503))
+            .mount(&server)
+            .await;
+        let settings = ForecastSettings {
+            keep_forecast_after_failure: Duration::ZERO,
+            ..Default::default()
+        };
+        let cache = cache(&server, settings, 86_400).await;
+        let mut other = cpu_autoscaler(600);
+        other.name = "api".to_owned();
+        assert!(matches!(
+            cache.refresh(&cpu_autoscaler(600), at(1_000)).await[0],
+            ForecastInput::Ready(_)
+        ));
+        assert!(matches!(
+            cache.refresh(&other, at(1_000)).await[0],
+            ForecastInput::Failed(_)
+        ));
+        assert_eq!(
+            cache.states(at(1_000)),
+            ForecastStates {
+                ready: 1,
+                not_ready: 0,
+                failed: 1
+            }
+        );
+        // Past its end the good forecast no longer counts as ready.
+        assert_eq!(cache.states(at(200_000)).not_ready, 1);
+        assert_eq!(
+            cache.client().request_stats().requests[&crate::prometheus::Endpoint::QueryRange],
+            2
+        );
+        // Only shop/web is still listed: shop/api is forgotten.
+        cache.retain_autoscalers(|k| k == key("shop", "web"));
+        assert_eq!(cache.stats().entries, 1);
+        assert!(matches!(
+            cache.get("shop/api", "resource.cpu", at(1_000)),
+            ForecastInput::NotReady(_)
+        ));
+    }
+
+    #[test]
+    fn without_prometheus_every_predicted_metric_says_how_to_get_one() {
+        assert_eq!(
+            without_prometheus(&cpu_autoscaler(600)),
+            vec![ForecastInput::NotReady(NO_PROMETHEUS.to_owned())]
+        );
+        assert!(NO_PROMETHEUS.contains("--prometheus-url"));
+        let off = autoscaler(
+            serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 50}}}]),
+            None,
+        );
+        assert_eq!(without_prometheus(&off), vec![]);
     }
 
     #[tokio::test]
