@@ -147,6 +147,7 @@ impl ControllerArgs {
             metrics_address: Some(self.metrics_address),
             cached_workloads: cached,
             instance: Some(identity),
+            prometheus: None,
         })
     }
 }

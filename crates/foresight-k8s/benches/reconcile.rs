@@ -225,6 +225,8 @@ fn setup(status_refresh: Duration) -> Bench {
         client: client.clone(),
         pods,
         sources: MetricSources::new(client.clone(), scales.clone(), settings.metrics_max_age),
+        // No Prometheus: the steady-state request count is that of the Kubernetes APIs alone.
+        forecasts: None,
         scales,
         settings,
         events: EventPublisher::new(client, Some("bench".into())),

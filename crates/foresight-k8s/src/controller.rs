@@ -5,7 +5,14 @@
 //! guarantees it), with no lock held across a reconcile. Each object is triggered by a
 //! change of its spec (status writes do not retrigger: the watch is filtered on
 //! `metadata.generation`) and otherwise by its own requeue on the sync grid.
+//!
+//! With `--prometheus-url`, one Prometheus client serves `type: Prometheus` metrics and the
+//! forecast cache. The cache lives as long as the process, so a replica that becomes leader
+//! again starts with the forecasts it had; an autoscaler's forecasts are forgotten when it is
+//! deleted, and after each full list of autoscalers (a new term, a watch that started over)
+//! those of autoscalers no longer listed.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,8 +27,10 @@ use tokio::sync::watch;
 
 use crate::conflicts::TargetIndex;
 use crate::events::EventPublisher;
+use crate::forecasts::{self, CorePredictor, ForecastCache, ForecastSettings};
 use crate::leader::{self, LeaderError, LeaderOptions};
 use crate::pods::PodCache;
+use crate::prometheus::{PrometheusClient, PrometheusError, PrometheusOptions};
 use crate::reconcile::{self, Clock, Context, Memories, Settings};
 use crate::resource::EffectiveHorizontalPodAutoscaler;
 use crate::sources::MetricSources;
@@ -43,6 +52,40 @@ pub struct Options {
     pub cached_workloads: Vec<WorkloadKind>,
     /// This replica's name in events (the pod name).
     pub instance: Option<String>,
+    /// Prometheus, for `type: Prometheus` metrics and prediction; `None` runs without: those
+    /// metrics fail and prediction reports that it has no source of history.
+    pub prometheus: Option<PrometheusSettings>,
+}
+
+/// Where and how the controller reads Prometheus.
+#[derive(Clone, Debug)]
+pub struct PrometheusSettings {
+    /// The base URL (`http://prometheus.monitoring:9090`, or with a path prefix).
+    pub url: String,
+    /// Credentials, timeout and limits of the client.
+    pub client: PrometheusOptions,
+    /// How forecasts are refreshed, and the controller's history-query templates.
+    pub forecasts: ForecastSettings,
+}
+
+/// The controller's Prometheus: one client, shared by the metric reads and the forecast
+/// cache (so `/metrics` counts every request once).
+#[derive(Clone)]
+struct Prometheus {
+    client: PrometheusClient,
+    forecasts: ForecastCache,
+}
+
+impl Prometheus {
+    fn connect(settings: &PrometheusSettings) -> Result<Self, PrometheusError> {
+        let client = PrometheusClient::new(&settings.url, settings.client.clone())?;
+        let forecasts = ForecastCache::new(
+            client.clone(),
+            Arc::new(CorePredictor),
+            settings.forecasts.clone(),
+        );
+        Ok(Prometheus { client, forecasts })
+    }
 }
 
 /// Why the controller stopped.
@@ -59,6 +102,9 @@ pub enum ControllerError {
     /// Leader election could not start.
     #[error(transparent)]
     Leader(#[from] LeaderError),
+    /// The Prometheus client could not be built (a malformed URL, unreadable CA certificates).
+    #[error(transparent)]
+    Prometheus(#[from] PrometheusError),
 }
 
 /// Runs the controller until `shutdown` completes.
@@ -67,7 +113,28 @@ pub async fn run(
     options: Options,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ControllerError> {
-    let telemetry = Arc::new(Telemetry::new());
+    let prometheus = match &options.prometheus {
+        Some(settings) => {
+            let p = Prometheus::connect(settings)?;
+            tracing::info!(url = p.client.base_url(), "reading Prometheus");
+            Some(p)
+        }
+        None => {
+            tracing::info!(
+                "no --prometheus-url: type: Prometheus metrics fail and prediction has no history"
+            );
+            None
+        }
+    };
+    let mut telemetry = Telemetry::new();
+    if let Some(p) = &prometheus {
+        telemetry.register_prometheus(
+            p.client.clone(),
+            p.forecasts.clone(),
+            Arc::new(jiff::Timestamp::now),
+        );
+    }
+    let telemetry = Arc::new(telemetry);
     if let Some(address) = options.metrics_address {
         let listener = tokio::net::TcpListener::bind(address)
             .await
@@ -128,7 +195,14 @@ pub async fn run(
             }
         }
         tracing::info!("leading: starting reconciles");
-        let ctx = context(&client, &options, &pods, &scales, &telemetry);
+        let ctx = context(
+            &client,
+            &options,
+            &pods,
+            &scales,
+            &telemetry,
+            prometheus.as_ref(),
+        );
         let mut lost = leading.clone();
         let mut stop_now = stop_rx.clone();
         let until = async move {
@@ -151,22 +225,28 @@ fn context(
     pods: &Arc<PodCache>,
     scales: &Arc<ScaleClient>,
     telemetry: &Arc<Telemetry>,
+    prometheus: Option<&Prometheus>,
 ) -> (
     Arc<Context>,
     reflector::store::Writer<EffectiveHorizontalPodAutoscaler>,
 ) {
     let (store, writer) = reflector::store();
     let clock: Clock = Arc::new(jiff::Timestamp::now);
+    let mut sources = MetricSources::new(
+        client.clone(),
+        scales.clone(),
+        options.settings.metrics_max_age,
+    );
+    if let Some(p) = prometheus {
+        sources = sources.with_prometheus(p.client.clone());
+    }
     let ctx = Context {
         client: client.clone(),
         settings: options.settings.clone(),
         pods: pods.clone(),
         scales: scales.clone(),
-        sources: MetricSources::new(
-            client.clone(),
-            scales.clone(),
-            options.settings.metrics_max_age,
-        ),
+        sources,
+        forecasts: prometheus.map(|p| p.forecasts.clone()),
         events: EventPublisher::new(client.clone(), options.instance.clone()),
         telemetry: telemetry.clone(),
         // Fresh memory on every leadership term: history comes back from status.
@@ -194,12 +274,29 @@ async fn run_leading(
     let trigger = watcher(api, watcher::Config::default().any_semantic())
         .default_backoff()
         .reflect(writer)
-        .inspect(move |ev| {
-            if let Ok(watcher::Event::Delete(obj)) = ev {
+        .inspect(move |ev| match ev {
+            Ok(watcher::Event::Delete(obj)) => {
                 let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
                 forget.memories.forget(&ns, &name);
                 forget.targets.forget(&ns, &name);
+                if let Some(cache) = &forget.forecasts {
+                    cache.remove(&forecasts::key(&ns, &name));
+                }
             }
+            // The store now holds the full list (reflect ran first): forecasts of
+            // autoscalers deleted while no watch ran are forgotten.
+            Ok(watcher::Event::InitDone) => {
+                if let Some(cache) = &forget.forecasts {
+                    let listed: HashSet<String> = forget
+                        .store
+                        .state()
+                        .iter()
+                        .map(|o| forecasts::key(&o.namespace().unwrap_or_default(), &o.name_any()))
+                        .collect();
+                    cache.retain_autoscalers(|k| listed.contains(k));
+                }
+            }
+            _ => {}
         })
         .applied_objects()
         // Status writes bump resourceVersion, not generation: they must not retrigger.

@@ -2,7 +2,8 @@
 //!
 //! 1. compile the spec (invalid specs are reported in status, not retried in a loop);
 //! 2. observe: the target's scale, its pods (from the pod cache), its metrics, other
-//!    autoscalers on the same target;
+//!    autoscalers on the same target, and the forecasts the forecast cache holds (never
+//!    waiting for Prometheus: a due refresh runs in the background);
 //! 3. `foresight_core::decision::decide` with the history kept in memory (restored from
 //!    status the first time the object is seen, so windows and rate limits survive restarts);
 //! 4. act: write the scale when the decision says so (`scale_to`), publish events, write
@@ -19,6 +20,7 @@ use foresight_api::status::{
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::conditions::{self, READY, SCALING_ACTIVE};
 use foresight_core::decision::{decide, Event, EventType, Observation, ScaleOutcome};
+use foresight_core::forecasting::ForecastInput;
 use foresight_core::history;
 use jiff::Timestamp;
 use kube::runtime::controller::Action;
@@ -27,6 +29,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 
 use crate::conflicts::{TargetIndex, TargetKey};
 use crate::events::EventPublisher;
+use crate::forecasts::{self, ForecastCache};
 use crate::pods::PodCache;
 use crate::resource::EffectiveHorizontalPodAutoscaler;
 use crate::scheduler;
@@ -128,8 +131,11 @@ pub struct Context {
     pub pods: Arc<PodCache>,
     /// Scale reads and writes.
     pub scales: Arc<ScaleClient>,
-    /// Metric reads.
+    /// Metric reads (with the Prometheus client, when there is one).
     pub sources: MetricSources,
+    /// Forecasts of predicted metrics, refreshed in the background from Prometheus; `None`
+    /// without `--prometheus-url`, when prediction reports why it has none.
+    pub forecasts: Option<ForecastCache>,
     /// Event publishing.
     pub events: EventPublisher,
     /// Metrics.
@@ -215,6 +221,10 @@ async fn reconcile_inner(
     let autoscaler = match Autoscaler::new(&ns, &name, &obj.spec, &ctx.settings.core) {
         Ok(a) => a,
         Err(errors) => {
+            // Nothing is predicted for a spec that does not compile.
+            if let Some(cache) = &ctx.forecasts {
+                cache.remove(&forecasts::key(&ns, &name));
+            }
             let message = errors
                 .iter()
                 .map(ToString::to_string)
@@ -236,7 +246,7 @@ async fn reconcile_inner(
         return Ok(Action::requeue(ctx.settings.cache_wait));
     }
 
-    let observation = observe(ctx, &autoscaler, &name, &calls).await;
+    let observation = observe(ctx, &autoscaler, &name, now, &calls).await;
     let decision = decide(
         &autoscaler,
         &observation,
@@ -331,6 +341,7 @@ async fn observe(
     ctx: &Context,
     autoscaler: &Autoscaler,
     name: &str,
+    now: Timestamp,
     calls: &crate::telemetry::ApiCall,
 ) -> Observation {
     let ns = autoscaler.namespace.as_str();
@@ -342,6 +353,7 @@ async fn observe(
     });
     let mut observation = Observation {
         conflicts,
+        forecasts: forecast_inputs(ctx, autoscaler, now),
         ..Default::default()
     };
     let scale = match ctx.scales.read(ns, &autoscaler.target, calls).await {
@@ -375,13 +387,24 @@ async fn observe(
             metrics,
         } = ctx
             .sources
-            .read(autoscaler, &selector, &scale.selector, calls)
+            .read(autoscaler, &selector, &scale.selector, now, calls)
             .await;
         observation.resource_metrics = resource_metrics;
         observation.metrics = metrics;
     }
     observation.scale = Ok(scale);
     observation
+}
+
+/// What prediction offers each metric of `autoscaler` (empty when prediction is off): the
+/// cache's answer from memory, or why there is no forecast without Prometheus. Asked on
+/// every sync, even when the decision will not look at metrics, so that the cache follows
+/// the spec (a changed query or window refreshes at once; prediction turned off forgets).
+fn forecast_inputs(ctx: &Context, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
+    match &ctx.forecasts {
+        Some(cache) => cache.forecasts(autoscaler, now),
+        None => forecasts::without_prometheus(autoscaler),
+    }
 }
 
 /// An object the API server accepted but the controller cannot compile (a rule CEL could

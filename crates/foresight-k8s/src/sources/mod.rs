@@ -2,7 +2,9 @@
 //!
 //! - [`resource`] reads metrics.k8s.io PodMetrics, one list per namespace per sync;
 //! - [`custom`] reads custom.metrics.k8s.io Pods and Object metrics;
-//! - [`external`] reads external.metrics.k8s.io.
+//! - [`external`] reads external.metrics.k8s.io;
+//! - [`prometheus`] evaluates `type: Prometheus` queries (when the controller has a
+//!   Prometheus).
 //!
 //! A source that fails gives `MetricData::Failed` with the API's error, never a number: the
 //! decision then refuses to scale down on partial data and says why in `ScalingActive` and
@@ -10,14 +12,17 @@
 
 pub mod custom;
 pub mod external;
+pub mod prometheus;
 pub mod resource;
 
 use std::sync::Arc;
 
 use foresight_core::autoscaler::{Autoscaler, MetricSource};
 use foresight_core::metrics::{MetricData, PodResourceSample};
+use jiff::Timestamp;
 use kube::Client;
 
+use crate::prometheus::PrometheusClient;
 use crate::selector::Selector;
 use crate::target::ScaleClient;
 use crate::telemetry::ApiCall;
@@ -32,34 +37,40 @@ pub struct Readings {
     pub metrics: Vec<MetricData>,
 }
 
-/// The metrics APIs.
+/// The metrics APIs, and Prometheus when the controller has one.
 pub struct MetricSources {
     client: Client,
     pod_metrics: PodMetricsBatch,
     scales: Arc<ScaleClient>,
+    prometheus: Option<PrometheusClient>,
 }
 
-/// Why Prometheus metrics give no value in this build.
-pub const PROMETHEUS_UNAVAILABLE: &str =
-    "Prometheus metrics are not available: this controller has no Prometheus client configured";
-
 impl MetricSources {
-    /// Sources over `client`; PodMetrics lists are shared for `max_age`.
+    /// Sources over `client`, without Prometheus; PodMetrics lists are shared for `max_age`.
     pub fn new(client: Client, scales: Arc<ScaleClient>, max_age: std::time::Duration) -> Self {
         MetricSources {
             pod_metrics: PodMetricsBatch::new(client.clone(), max_age),
             client,
             scales,
+            prometheus: None,
         }
     }
 
+    /// The same sources, reading `type: Prometheus` metrics through `prometheus`.
+    pub fn with_prometheus(mut self, prometheus: PrometheusClient) -> Self {
+        self.prometheus = Some(prometheus);
+        self
+    }
+
     /// Reads every metric of `autoscaler` for the pods `selector` selects (`selector_text`
-    /// is the scale's selector as written, passed on to the custom metrics API).
+    /// is the scale's selector as written, passed on to the custom metrics API); PromQL
+    /// queries are evaluated at `now`.
     pub async fn read(
         &self,
         autoscaler: &Autoscaler,
         selector: &Selector,
         selector_text: &str,
+        now: Timestamp,
         calls: &ApiCall,
     ) -> Readings {
         let ns = autoscaler.namespace.as_str();
@@ -97,8 +108,8 @@ impl MetricSources {
                 MetricSource::External { metric } => {
                     external::values(&self.client, ns, metric, calls).await
                 }
-                MetricSource::Prometheus { .. } => {
-                    MetricData::Failed(PROMETHEUS_UNAVAILABLE.to_owned())
+                MetricSource::Prometheus { query, .. } => {
+                    prometheus::value(self.prometheus.as_ref(), query, now).await
                 }
             }
         }));
