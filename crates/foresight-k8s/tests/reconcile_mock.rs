@@ -3,14 +3,21 @@
 //! content type and body — against the Kubernetes wire format, and answered as the API
 //! server would. A request the script does not expect fails the test, and so does one it
 //! expects that never comes.
+//!
+//! Prometheus, where a scenario has one, is a wiremock server: the scenarios check the
+//! PromQL the controller sends and the Kubernetes requests it makes around it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
+use foresight_core::forecasting::ForecastInput;
 use foresight_core::proposals::Scale;
 use foresight_k8s::conflicts::TargetIndex;
 use foresight_k8s::events::EventPublisher;
+use foresight_k8s::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use foresight_k8s::pods::PodCache;
+use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
 use foresight_k8s::reconcile::{self, Context, Memories, Settings};
 use foresight_k8s::resource::EffectiveHorizontalPodAutoscaler;
 use foresight_k8s::sources::MetricSources;
@@ -260,7 +267,22 @@ fn cpu_spec(extra: Value) -> Value {
 }
 
 fn context(client: Client, world: &World, now: Timestamp) -> (Arc<Context>, Arc<Telemetry>) {
-    let telemetry = Arc::new(Telemetry::new());
+    context_with(client, world, now, None)
+}
+
+/// A context whose controller reads Prometheus through `prometheus` (the client its
+/// `type: Prometheus` metrics use, and the forecast cache over the same client).
+fn context_with(
+    client: Client,
+    world: &World,
+    now: Timestamp,
+    prometheus: Option<(PrometheusClient, ForecastCache)>,
+) -> (Arc<Context>, Arc<Telemetry>) {
+    let mut telemetry = Telemetry::new();
+    if let Some((client, cache)) = &prometheus {
+        telemetry.register_prometheus(client.clone(), cache.clone(), Arc::new(move || now));
+    }
+    let telemetry = Arc::new(telemetry);
     let scales = Arc::new(ScaleClient::new(client.clone(), world.workloads.clone()));
     let (store, _writer) = reflector::store();
     let settings = Settings {
@@ -268,10 +290,15 @@ fn context(client: Client, world: &World, now: Timestamp) -> (Arc<Context>, Arc<
         metrics_max_age: Duration::ZERO,
         ..Settings::default()
     };
+    let mut sources = MetricSources::new(client.clone(), scales.clone(), settings.metrics_max_age);
+    if let Some((prometheus, _)) = &prometheus {
+        sources = sources.with_prometheus(prometheus.clone());
+    }
     let ctx = Context {
         client: client.clone(),
         pods: world.pods.clone(),
-        sources: MetricSources::new(client.clone(), scales.clone(), settings.metrics_max_age),
+        sources,
+        forecasts: prometheus.map(|(_, cache)| cache),
         scales,
         settings,
         events: EventPublisher::new(client, Some("foresight-0".into())),
@@ -840,4 +867,418 @@ async fn custom_and_external_metrics_use_the_aggregated_api_paths() {
         }),
     ];
     reconcile_once(&obj, &world, t0(), steps).await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Prometheus: `type: Prometheus` metrics and prediction, against a wiremock Prometheus.
+
+const DAY: i64 = 86_400;
+const RPS_QUERY: &str = r#"sum(rate(http_requests_total{namespace="shop",service="web"}[2m]))"#;
+const RPS_HISTORY: &str = r#"sum(rate(http_requests_total{namespace="shop",service="web"}[5m]))"#;
+
+/// Requests per second against 10 per replica, from Prometheus.
+fn rps_spec(extra: Value) -> Value {
+    let mut spec = json!({
+        "minReplicas": 1, "maxReplicas": 20,
+        "metrics": [{"type": "Prometheus", "prometheus": {"name": "requests",
+            "query": RPS_QUERY, "historyQuery": RPS_HISTORY,
+            "target": {"type": "AverageValue", "averageValue": "10"}}}]
+    });
+    if let (Value::Object(s), Value::Object(e)) = (&mut spec, extra) {
+        s.extend(e);
+    }
+    spec
+}
+
+/// The same with prediction: a DSP forecast over 3 days of 1-minute history, the peak of
+/// the next hour scaled for, and scale-up unlimited so the forecast shows whole.
+fn predicted_rps_spec() -> Value {
+    rps_spec(json!({
+        "behavior": {"scaleUp": {"policies": [{"type": "Percent", "value": 1000, "periodSeconds": 15}]}},
+        "prediction": {"predictionWindowSeconds": 3600,
+            "predictionAlgorithm": {"algorithmType": "dsp",
+                "dsp": {"sampleInterval": "60s", "historyLength": "3d"}}}
+    }))
+}
+
+/// The autoscaler as the controller compiles it, for driving the cache directly.
+fn compiled(obj: &EffectiveHorizontalPodAutoscaler) -> Autoscaler {
+    Autoscaler::new(NS, "web", &obj.spec, &ControllerConfig::default()).expect("a valid spec")
+}
+
+/// Prometheus' answer to an instant query: one series at `value`, evaluated at T0.
+fn vector(value: &str) -> wiremock::ResponseTemplate {
+    wiremock::ResponseTemplate::new(200).set_body_json(json!({
+        "status": "success",
+        "data": {"resultType": "vector",
+                 "result": [{"metric": {}, "value": [t0().as_second(), value]}]}
+    }))
+}
+
+/// The instant query of the requests metric, evaluated at T0, answered `value`; exactly once.
+async fn serve_rps(server: &wiremock::MockServer, value: &str) {
+    use wiremock::matchers::{method, path, query_param};
+    wiremock::Mock::given(method("GET"))
+        .and(path("/api/v1/query"))
+        .and(query_param("query", RPS_QUERY))
+        .and(query_param("time", format!("{}.000", t0().as_second())))
+        .respond_with(vector(value))
+        .expect(1)
+        .mount(server)
+        .await;
+}
+
+/// The history range query the DSP predictor asks for at T0: 3 days and its extra hour,
+/// at 1-minute steps, ending at T0; exactly once.
+fn history_request() -> wiremock::MockBuilder {
+    use wiremock::matchers::{method, path, query_param};
+    let end = t0().as_second();
+    let start = end - 3 * DAY - 3600;
+    wiremock::Mock::given(method("GET"))
+        .and(path("/api/v1/query_range"))
+        .and(query_param("query", RPS_HISTORY))
+        .and(query_param("start", start.to_string()))
+        .and(query_param("end", end.to_string()))
+        .and(query_param("step", "60"))
+}
+
+/// Requests per second over the history: 20 all day, 80 for an hour every day starting 30
+/// minutes after T0, like a daily batch; as a range-query answer.
+fn daily_history() -> wiremock::ResponseTemplate {
+    let end = t0().as_second();
+    let start = end - 3 * DAY - 3600;
+    let values: Vec<Value> = (start..=end)
+        .step_by(60)
+        .map(|t| {
+            let phase = (t - (end + 1800)).rem_euclid(DAY);
+            let rps = if phase < 3600 { 80 } else { 20 };
+            json!([t, rps.to_string()])
+        })
+        .collect();
+    wiremock::ResponseTemplate::new(200).set_body_json(json!({
+        "status": "success",
+        "data": {"resultType": "matrix", "result": [{"metric": {}, "values": values}]}
+    }))
+}
+
+/// A client of `server` and a forecast cache over it, with the controller's predictor.
+fn prometheus(server: &wiremock::MockServer) -> (PrometheusClient, ForecastCache) {
+    let client = PrometheusClient::new(&server.uri(), PrometheusOptions::default())
+        .expect("a Prometheus client");
+    let cache = ForecastCache::new(
+        client.clone(),
+        Arc::new(CorePredictor),
+        ForecastSettings::default(),
+    );
+    (client, cache)
+}
+
+/// Runs one reconcile of `obj` against `steps` with `prometheus`; returns the telemetry.
+async fn reconcile_with_prometheus(
+    obj: &EffectiveHorizontalPodAutoscaler,
+    world: &World,
+    prometheus: (PrometheusClient, ForecastCache),
+    steps: Vec<Step>,
+) -> Arc<Telemetry> {
+    let (svc, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let server = tokio::spawn(serve(handle, steps));
+    let (ctx, telemetry) = context_with(Client::new(svc, NS), world, t0(), Some(prometheus));
+    run(obj, ctx, server).await;
+    telemetry
+}
+
+/// A `type: Prometheus` metric is read with one instant query at the time of the sync: 35
+/// requests/s over 2 replicas against 10 per replica scales to 4, with exactly the
+/// Kubernetes requests of any scale-up (no metrics API is asked).
+#[tokio::test]
+async fn a_prometheus_metric_is_queried_and_scales_the_workload() {
+    let prom = wiremock::MockServer::start().await;
+    serve_rps(&prom, "35").await;
+    let world = World::new().deployment(2);
+    let obj = autoscaler(rps_spec(json!({})), Value::Null, "70");
+    let steps = vec![
+        Step::merge_patch(format!("{DEPLOYMENT_SCALE}?"), |b| {
+            assert_eq!(b, &json!({"spec": {"replicas": 4}}));
+        })
+        .answer(StatusCode::OK, scale_response(4)),
+        Step::post(
+            EVENTS,
+            event_check("Normal", "SuccessfulRescale", "New size: 4"),
+        ),
+        Step::merge_patch(status_uri(), |b| {
+            let s = &b["status"];
+            assert_eq!(s["desiredReplicas"], 4);
+            assert_eq!(condition(s, "ScalingActive")["status"], "True");
+            let m = &s["currentMetrics"][0];
+            assert_eq!(m["type"], "Prometheus");
+            assert_eq!(m["prometheus"]["name"], "requests");
+            // 35 requests/s over 2 replicas.
+            assert_eq!(m["prometheus"]["current"]["averageValue"], "17500m");
+            assert_eq!(s["lastDecision"]["recommendation"], 4);
+            // Prediction is off: no PredictionReady condition.
+            let conditions = s["conditions"].as_array().unwrap();
+            assert!(conditions.iter().all(|c| c["type"] != "PredictionReady"));
+        }),
+    ];
+    let (client, cache) = prometheus(&prom);
+    let telemetry = reconcile_with_prometheus(&obj, &world, (client, cache.clone()), steps).await;
+    prom.verify().await;
+    // Prediction off: the cache tracks nothing for it.
+    assert_eq!(cache.stats().entries, 0);
+    let metrics = telemetry.encode();
+    assert!(
+        metrics.contains(r#"foresight_prometheus_requests_total{endpoint="query"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains("foresight_prometheus_query_errors_total{"),
+        "{metrics}"
+    );
+}
+
+/// Without `--prometheus-url`: the `type: Prometheus` metric fails with how to configure it
+/// (ScalingActive says so, and the Resource metric alone may not scale down), and
+/// prediction is not ready for the same reason — nothing is silent.
+#[tokio::test]
+async fn without_prometheus_the_metric_fails_and_prediction_says_how_to_configure_it() {
+    let world = World::new().deployment(4);
+    let mut spec = predicted_rps_spec();
+    spec["metrics"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 60}}}));
+    let obj = autoscaler(spec, Value::Null, "80");
+    let steps = vec![
+        // 4 pods at 20% of their request: CPU alone would scale down to 2.
+        Step::get(POD_METRICS, pod_metrics(4, "100m")),
+        Step::post(
+            EVENTS,
+            event_check(
+                "Warning",
+                "FailedGetPrometheusMetric",
+                "start the controller with --prometheus-url",
+            ),
+        ),
+        // As Kubernetes does: the failed metric stops the scale-down the CPU asks for.
+        Step::post(
+            EVENTS,
+            event_check(
+                "Warning",
+                "FailedComputeMetricsReplicas",
+                "invalid metrics (1 invalid out of 2)",
+            ),
+        ),
+        Step::merge_patch(status_uri(), |b| {
+            let s = &b["status"];
+            // No scale-down on partial data: the script has no scale request, and Kubernetes
+            // keeps the previous desired count (none yet).
+            assert_eq!(s["currentReplicas"], 4);
+            assert_eq!(s["desiredReplicas"], Value::Null);
+            let active = condition(s, "ScalingActive");
+            assert_eq!(active["status"], "False", "{active}");
+            assert_eq!(active["reason"], "FailedGetPrometheusMetric", "{active}");
+            assert!(
+                active["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("start the controller with --prometheus-url"),
+                "{active}"
+            );
+            let predicted = condition(s, "PredictionReady");
+            assert_eq!(predicted["status"], "False");
+            assert_eq!(predicted["reason"], "PredictNotReady");
+            let message = predicted["message"].as_str().unwrap();
+            assert!(
+                message.contains(
+                    "prometheus.requests: no Prometheus configured: start the controller with --prometheus-url"
+                ),
+                "{message}"
+            );
+        }),
+    ];
+    reconcile_once(&obj, &world, t0(), steps).await;
+}
+
+/// Prediction from a wiremock Prometheus: 3 days of daily-periodic requests feed the DSP
+/// predictor (through the cache's awaitable refresh); the reconcile then answers from the
+/// cache, reports PredictionReady=True, and scales for the peak due within the hour while
+/// the observed 20 requests/s alone would keep 2 replicas. The reconcile asks Prometheus
+/// nothing more than the instant query: the forecast is fresh.
+#[tokio::test]
+async fn a_forecast_peak_scales_up_before_the_load_arrives() {
+    let prom = wiremock::MockServer::start().await;
+    serve_rps(&prom, "20").await;
+    history_request()
+        .respond_with(daily_history())
+        .expect(1)
+        .mount(&prom)
+        .await;
+    let world = World::new().deployment(2);
+    let obj = autoscaler(predicted_rps_spec(), Value::Null, "90");
+    let (client, cache) = prometheus(&prom);
+    let forecasts = cache.refresh(&compiled(&obj), t0()).await;
+    let ForecastInput::Ready(forecast) = &forecasts[0] else {
+        panic!("expected a forecast, got {forecasts:?}");
+    };
+    let (_, peak) = forecast
+        .peak_in(t0().as_second(), t0().as_second() + 3600)
+        .expect("the forecast covers the window");
+    assert_eq!(forecast.period_seconds, Some(DAY), "{}", forecast.estimator);
+    // The peak over 10 requests/s per replica.
+    let expected = (peak / 10.0).ceil() as i64;
+    assert!(expected >= 5, "peak {peak}");
+    let steps = vec![
+        Step::merge_patch(format!("{DEPLOYMENT_SCALE}?"), move |b| {
+            assert_eq!(b, &json!({"spec": {"replicas": expected}}));
+        })
+        .answer(StatusCode::OK, scale_response(expected as i32)),
+        Step::post(EVENTS, move |b: &Value| {
+            assert_eq!(b["reason"], "SuccessfulRescale");
+            let note = b["note"].as_str().unwrap_or_default();
+            assert!(note.contains(&format!("New size: {expected}")), "{note}");
+        }),
+        Step::merge_patch(status_uri(), move |b| {
+            let s = &b["status"];
+            let predicted = condition(s, "PredictionReady");
+            assert_eq!(predicted["status"], "True", "{predicted}");
+            assert_eq!(predicted["reason"], "PredictSucceed");
+            assert!(
+                predicted["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("prometheus.requests (dsp, daily period)"),
+                "{predicted}"
+            );
+            assert_eq!(s["desiredReplicas"], expected);
+            let proposals = s["lastDecision"]["proposals"].as_array().unwrap();
+            let by_source = |source: &str| {
+                proposals
+                    .iter()
+                    .find(|p| p["source"] == source)
+                    .unwrap_or_else(|| panic!("no {source} proposal in {proposals:?}"))
+            };
+            // The observed metric alone: 20 requests/s over 2 replicas is on target.
+            assert_eq!(by_source("metric")["replicas"], 2);
+            assert_eq!(by_source("prediction")["replicas"], expected);
+        }),
+    ];
+    let telemetry = reconcile_with_prometheus(&obj, &world, (client, cache.clone()), steps).await;
+    prom.verify().await;
+    let stats = cache.stats();
+    assert_eq!((stats.started, stats.succeeded, stats.failed), (1, 1, 0));
+    let metrics = telemetry.encode();
+    for line in [
+        r#"foresight_prometheus_requests_total{endpoint="query"} 1"#,
+        r#"foresight_prometheus_requests_total{endpoint="query_range"} 1"#,
+        r#"foresight_forecast_refreshes_total{outcome="ready"} 1"#,
+        r#"foresight_forecast_refreshes_total{outcome="failed"} 0"#,
+        "foresight_forecast_refreshes_in_flight 0",
+        r#"foresight_forecasts{state="ready"} 1"#,
+        r#"foresight_forecasts{state="failed"} 0"#,
+    ] {
+        assert!(metrics.contains(line), "no {line:?} in\n{metrics}");
+    }
+}
+
+/// Prometheus answers the history query with 503: PredictionReady=False with Prometheus'
+/// error, and the observed metric decides alone (30 requests/s over 2 replicas: 3).
+#[tokio::test]
+async fn a_failing_history_demotes_prediction_and_the_observed_metric_decides() {
+    let prom = wiremock::MockServer::start().await;
+    serve_rps(&prom, "30").await;
+    history_request()
+        .respond_with(wiremock::ResponseTemplate::new(503).set_body_string("overloaded"))
+        .expect(1)
+        .mount(&prom)
+        .await;
+    let world = World::new().deployment(2);
+    let obj = autoscaler(predicted_rps_spec(), Value::Null, "100");
+    let (client, cache) = prometheus(&prom);
+    let forecasts = cache.refresh(&compiled(&obj), t0()).await;
+    assert!(
+        matches!(&forecasts[0], ForecastInput::Failed(e) if e.contains("HTTP 503")),
+        "{forecasts:?}"
+    );
+    let steps = vec![
+        Step::merge_patch(format!("{DEPLOYMENT_SCALE}?"), |b| {
+            assert_eq!(b, &json!({"spec": {"replicas": 3}}));
+        })
+        .answer(StatusCode::OK, scale_response(3)),
+        Step::post(
+            EVENTS,
+            event_check("Normal", "SuccessfulRescale", "New size: 3"),
+        ),
+        Step::merge_patch(status_uri(), |b| {
+            let s = &b["status"];
+            assert_eq!(s["desiredReplicas"], 3);
+            let predicted = condition(s, "PredictionReady");
+            assert_eq!(predicted["status"], "False");
+            assert_eq!(predicted["reason"], "PredictFailed");
+            let message = predicted["message"].as_str().unwrap();
+            assert!(
+                message.starts_with("no forecast in use, scaling on observed metrics: prometheus.requests: history unavailable: Prometheus at ")
+                    && message.contains("answered HTTP 503: overloaded"),
+                "{message}"
+            );
+            assert_eq!(condition(s, "ScalingActive")["status"], "True");
+        }),
+    ];
+    let telemetry = reconcile_with_prometheus(&obj, &world, (client, cache), steps).await;
+    prom.verify().await;
+    let metrics = telemetry.encode();
+    for line in [
+        r#"foresight_prometheus_query_errors_total{endpoint="query_range",kind="http"} 1"#,
+        r#"foresight_forecast_refreshes_total{outcome="failed"} 1"#,
+        r#"foresight_forecasts{state="failed"} 1"#,
+    ] {
+        assert!(metrics.contains(line), "no {line:?} in\n{metrics}");
+    }
+}
+
+/// A new autoscaler with prediction: the reconcile does not wait for the history (here
+/// answered after 3 s); it decides on the observed metric with PredictionReady=False
+/// ("first forecast not computed yet") while the refresh runs in the background, and the
+/// refresh it started then produces the forecast.
+#[tokio::test]
+async fn the_reconcile_never_waits_for_a_forecast() {
+    let prom = wiremock::MockServer::start().await;
+    serve_rps(&prom, "20").await;
+    history_request()
+        .respond_with(daily_history().set_delay(Duration::from_secs(3)))
+        .expect(1)
+        .mount(&prom)
+        .await;
+    let world = World::new().deployment(2);
+    let obj = autoscaler(predicted_rps_spec(), Value::Null, "110");
+    let steps = vec![Step::merge_patch(status_uri(), |b| {
+        let s = &b["status"];
+        assert_eq!(s["desiredReplicas"], 2);
+        let predicted = condition(s, "PredictionReady");
+        assert_eq!(predicted["status"], "False");
+        assert_eq!(predicted["reason"], "PredictNotReady");
+        assert!(
+            predicted["message"]
+                .as_str()
+                .unwrap()
+                .contains("first forecast not computed yet"),
+            "{predicted}"
+        );
+    })];
+    let (client, cache) = prometheus(&prom);
+    let started = std::time::Instant::now();
+    reconcile_with_prometheus(&obj, &world, (client, cache.clone()), steps).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the reconcile waited for the history"
+    );
+    assert_eq!(cache.stats().succeeded, 0);
+    // `refresh` waits for the refresh the reconcile started instead of starting another.
+    let forecasts = cache.refresh(&compiled(&obj), t0()).await;
+    assert!(
+        matches!(&forecasts[0], ForecastInput::Ready(_)),
+        "{forecasts:?}"
+    );
+    prom.verify().await;
+    assert_eq!(cache.stats().started, 1);
 }
