@@ -1,14 +1,19 @@
 //! `foresight controller`: runs the Kubernetes controller.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::ArgAction;
+use foresight_api::duration::parse_duration;
 use foresight_core::autoscaler::ControllerConfig;
-use foresight_k8s::controller::{self, Options};
+use foresight_k8s::controller::{self, Options, PrometheusSettings};
+use foresight_k8s::forecasts::ForecastSettings;
 use foresight_k8s::leader::LeaderOptions;
+use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
+use foresight_k8s::promql;
 use foresight_k8s::reconcile::Settings;
 use foresight_k8s::target::WorkloadKind;
 use foresight_k8s::telemetry::{self, LogFormat};
@@ -93,10 +98,84 @@ pub struct ControllerArgs {
     /// Default downscale stabilization window, seconds.
     #[arg(long, env = "FORESIGHT_DOWNSCALE_STABILIZATION", default_value_t = 300)]
     pub downscale_stabilization: i64,
+    /// Prometheus' base URL (Prometheus, Thanos, Mimir, ...), for `type: Prometheus` metrics
+    /// and prediction history. Without it those metrics fail and prediction reports
+    /// PredictionReady=False; everything else works.
+    #[arg(long, env = "FORESIGHT_PROMETHEUS_URL", value_name = "URL")]
+    pub prometheus_url: Option<String>,
+    /// File holding a bearer token for Prometheus, read for every request so rotated tokens
+    /// are picked up.
+    #[arg(
+        long,
+        env = "FORESIGHT_PROMETHEUS_BEARER_TOKEN_FILE",
+        value_name = "FILE"
+    )]
+    pub prometheus_bearer_token_file: Option<PathBuf>,
+    /// PEM file of CA certificates to trust for Prometheus, besides the system ones.
+    #[arg(long, env = "FORESIGHT_PROMETHEUS_CA_FILE", value_name = "FILE")]
+    pub prometheus_ca_file: Option<PathBuf>,
+    /// A header sent with every Prometheus request, NAME=VALUE (e.g. X-Scope-OrgID=team-a for
+    /// a Mimir tenant); repeat the flag for more, or put one per line in the variable.
+    #[arg(
+        long = "prometheus-header",
+        env = "FORESIGHT_PROMETHEUS_HEADERS",
+        value_name = "NAME=VALUE",
+        value_delimiter = '\n'
+    )]
+    pub prometheus_headers: Vec<String>,
+    /// Timeout of one Prometheus request, connection included (e.g. 10s). A reconcile with a
+    /// `type: Prometheus` metric waits at most this long for its value.
+    #[arg(
+        long,
+        env = "FORESIGHT_PROMETHEUS_TIMEOUT",
+        default_value = "30s",
+        value_name = "DURATION"
+    )]
+    pub prometheus_timeout: String,
+    /// How often each forecast is recomputed from fresh history (e.g. 1h, 30m; at least 1m).
+    #[arg(
+        long,
+        env = "FORESIGHT_MODEL_UPDATE_INTERVAL",
+        default_value = "1h",
+        value_name = "DURATION"
+    )]
+    pub model_update_interval: String,
+    /// The history query of a metric identifier for every autoscaler that sets none in
+    /// spec.prediction.historyQueries, IDENTIFIER=PROMQL (e.g.
+    /// resource.cpu=sum(node_namespace_pod_container:cpu_rate5m{namespace="${namespace}",pod=~"${pod_regex}"}));
+    /// placeholders: ${namespace}, ${target_kind}, ${target_name}, ${pod_regex},
+    /// ${metric_name}, ${label_matchers}. Repeat the flag for more, or put one per line in
+    /// the variable.
+    #[arg(
+        long = "history-query",
+        env = "FORESIGHT_HISTORY_QUERIES",
+        value_name = "IDENTIFIER=PROMQL",
+        value_delimiter = '\n'
+    )]
+    pub history_queries: Vec<String>,
+}
+
+/// Whether `name` is an HTTP header name (RFC 9110 token characters).
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The flags' values that are not blank: a variable with one value per line may end in a
+/// newline.
+fn given(values: &[String]) -> impl Iterator<Item = &str> {
+    values.iter().map(|v| v.trim()).filter(|v| !v.is_empty())
 }
 
 impl ControllerArgs {
-    fn options(&self, default_namespace: &str) -> anyhow::Result<Options> {
+    /// The controller's options; `prometheus` is what [`ControllerArgs::prometheus`] gave.
+    fn options(
+        &self,
+        default_namespace: &str,
+        prometheus: Option<PrometheusSettings>,
+    ) -> anyhow::Result<Options> {
         if !(0.0..=10.0).contains(&self.tolerance) {
             anyhow::bail!(
                 "--tolerance must be between 0 and 10, got {}",
@@ -147,8 +226,90 @@ impl ControllerArgs {
             metrics_address: Some(self.metrics_address),
             cached_workloads: cached,
             instance: Some(identity),
-            prometheus: None,
+            prometheus,
         })
+    }
+
+    /// The Prometheus settings, checked as far as possible without a request (the URL, the
+    /// CA file, the headers, the history queries); `None` without `--prometheus-url`.
+    fn prometheus(&self) -> anyhow::Result<Option<PrometheusSettings>> {
+        let timeout = parse_duration(&self.prometheus_timeout)
+            .map_err(|e| anyhow::anyhow!("--prometheus-timeout: {e}"))?;
+        if timeout.is_zero() {
+            anyhow::bail!("--prometheus-timeout must be longer than 0s");
+        }
+        let model_update_interval = parse_duration(&self.model_update_interval)
+            .map_err(|e| anyhow::anyhow!("--model-update-interval: {e}"))?;
+        // Each refresh is a range query over days of history and an FFT.
+        if model_update_interval < Duration::from_secs(60) {
+            anyhow::bail!(
+                "--model-update-interval must be at least 1m, got {}",
+                self.model_update_interval
+            );
+        }
+        let query_overrides = promql::parse_overrides(given(&self.history_queries))
+            .map_err(|e| anyhow::anyhow!("--history-query: {e}"))?;
+        let mut headers = Vec::new();
+        for header in given(&self.prometheus_headers) {
+            // The value may be a credential: the messages never quote it.
+            match header.split_once('=') {
+                Some((name, value)) if is_header_name(name.trim()) => {
+                    headers.push((name.trim().to_owned(), value.trim().to_owned()));
+                }
+                Some((name, _)) if name.trim().is_empty() => {
+                    anyhow::bail!("--prometheus-header: a header has an empty NAME")
+                }
+                Some(_) => anyhow::bail!(
+                    "--prometheus-header: a header NAME is not an HTTP header name (letters, digits, '-')"
+                ),
+                None => anyhow::bail!(
+                    "--prometheus-header: a header has no '=': write NAME=VALUE (e.g. X-Scope-OrgID=team-a)"
+                ),
+            }
+        }
+        let Some(url) = self.prometheus_url.as_deref().map(str::trim) else {
+            // Settings for a Prometheus that is not there are a mistake worth stopping for.
+            let set = [
+                (
+                    "--prometheus-bearer-token-file",
+                    self.prometheus_bearer_token_file.is_some(),
+                ),
+                ("--prometheus-ca-file", self.prometheus_ca_file.is_some()),
+                ("--prometheus-header", !headers.is_empty()),
+                ("--history-query", !query_overrides.is_empty()),
+            ];
+            if let Some((flag, _)) = set.iter().find(|(_, set)| *set) {
+                anyhow::bail!("{flag} needs --prometheus-url");
+            }
+            return Ok(None);
+        };
+        let ca_certificates_pem = match &self.prometheus_ca_file {
+            Some(path) => Some(
+                std::fs::read(path)
+                    .with_context(|| format!("--prometheus-ca-file: reading {}", path.display()))?,
+            ),
+            None => None,
+        };
+        let client = PrometheusOptions {
+            bearer_token_file: self.prometheus_bearer_token_file.clone(),
+            headers,
+            ca_certificates_pem,
+            timeout,
+            ..PrometheusOptions::default()
+        };
+        // Building the client checks the URL, the headers and the certificates now, not at
+        // the first sync.
+        PrometheusClient::new(url, client.clone())
+            .map_err(|e| anyhow::anyhow!("--prometheus-url: {e}"))?;
+        Ok(Some(PrometheusSettings {
+            url: url.to_owned(),
+            client,
+            forecasts: ForecastSettings {
+                model_update_interval,
+                query_overrides,
+                ..ForecastSettings::default()
+            },
+        }))
     }
 }
 
@@ -167,6 +328,8 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<ExitCode> {
         _ => LogFormat::Auto,
     };
     telemetry::init_logging(format, &args.log_level);
+    // Checked before looking for a cluster: a mistyped flag fails at once.
+    let prometheus = args.prometheus()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -188,11 +351,12 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<ExitCode> {
                 .await
                 .context("finding cluster credentials (in-cluster or ~/.kube/config)")?,
         };
-        let options = args.options(&config.default_namespace)?;
+        let options = args.options(&config.default_namespace, prometheus)?;
         let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
         tracing::info!(
             concurrency = options.concurrency,
             leader_election = options.leader.is_some(),
+            prometheus = options.prometheus.as_ref().map(|p| p.url.as_str()),
             "starting controller"
         );
         controller::run(client, options, shutdown_signal()).await?;
@@ -219,5 +383,154 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: ControllerArgs,
+    }
+
+    /// `foresight controller <flags>` parsed, then checked as `run` checks it.
+    fn options(flags: &[&str]) -> anyhow::Result<Options> {
+        let args =
+            Command::try_parse_from(std::iter::once("controller").chain(flags.iter().copied()))?
+                .args;
+        let prometheus = args.prometheus()?;
+        args.options("default", prometheus)
+    }
+
+    fn error(flags: &[&str]) -> String {
+        match options(flags) {
+            Ok(o) => panic!("{flags:?} was accepted: {o:?}"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn without_a_prometheus_url_there_is_no_prometheus() {
+        let o = options(&[]).unwrap();
+        assert!(o.prometheus.is_none());
+    }
+
+    #[test]
+    fn prometheus_flags_become_client_and_forecast_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "t0ken").unwrap();
+        let o = options(&[
+            "--prometheus-url=https://thanos.example/prometheus/",
+            &format!("--prometheus-bearer-token-file={}", token.display()),
+            "--prometheus-timeout=10s",
+            "--model-update-interval=30m",
+            "--prometheus-header=X-Scope-OrgID=team-a",
+            "--history-query",
+            r#"resource.cpu=sum(cpu:rate5m{namespace="${namespace}",pod=~"${pod_regex}"})"#,
+            "--history-query=external.jobs=sum(jobs{queue=\"a\"})",
+        ])
+        .unwrap();
+        let p = o.prometheus.expect("Prometheus settings");
+        assert_eq!(p.url, "https://thanos.example/prometheus/");
+        assert_eq!(p.client.bearer_token_file.as_deref(), Some(token.as_path()));
+        assert_eq!(p.client.timeout, Duration::from_secs(10));
+        assert_eq!(
+            p.client.headers,
+            [("X-Scope-OrgID".to_owned(), "team-a".to_owned())]
+        );
+        assert_eq!(p.forecasts.model_update_interval, Duration::from_secs(1800));
+        assert_eq!(
+            p.forecasts.query_overrides.keys().collect::<Vec<_>>(),
+            ["external.jobs", "resource.cpu"]
+        );
+        assert_eq!(
+            p.forecasts.query_overrides["external.jobs"],
+            r#"sum(jobs{queue="a"})"#
+        );
+    }
+
+    #[test]
+    fn defaults_are_thirty_seconds_and_one_hour() {
+        let p = options(&["--prometheus-url=http://prometheus:9090"])
+            .unwrap()
+            .prometheus
+            .unwrap();
+        assert_eq!(p.client.timeout, Duration::from_secs(30));
+        assert_eq!(p.forecasts.model_update_interval, Duration::from_secs(3600));
+        assert!(p.forecasts.query_overrides.is_empty());
+        assert_eq!(p.client.bearer_token_file, None);
+    }
+
+    #[test]
+    fn bad_history_queries_say_what_is_wrong() {
+        let url = "--prometheus-url=http://prometheus:9090";
+        // The identifier forgotten: the matcher's `=` does not make the query one.
+        let e = error(&[url, r#"--history-query=sum(rate(x{job="web"}[5m]))"#]);
+        assert!(e.starts_with("--history-query: "), "{e}");
+        assert!(e.contains("is not a metric identifier"), "{e}");
+        let e = error(&[url, "--history-query=resource.cpu"]);
+        assert!(e.contains("is not IDENTIFIER=PROMQL"), "{e}");
+        let e = error(&[url, "--history-query=resource.cpu=sum(x{ns=\"${ns}\"})"]);
+        assert!(e.contains("${ns}") && e.contains("${namespace}"), "{e}");
+        let e = error(&[
+            url,
+            "--history-query=resource.cpu=a",
+            "--history-query=resource.cpu=b",
+        ]);
+        assert_eq!(e, "--history-query: resource.cpu is given twice");
+    }
+
+    #[test]
+    fn bad_durations_urls_and_headers_are_refused() {
+        let url = "--prometheus-url=http://prometheus:9090";
+        let e = error(&[url, "--prometheus-timeout=30"]);
+        assert!(
+            e.starts_with("--prometheus-timeout: ") && e.contains("no unit"),
+            "{e}"
+        );
+        assert!(error(&[url, "--prometheus-timeout=0s"]).contains("longer than 0s"));
+        let e = error(&[url, "--model-update-interval=10s"]);
+        assert!(e.contains("at least 1m"), "{e}");
+        assert!(error(&[url, "--model-update-interval=soon"]).contains("not a duration"));
+        let e = error(&["--prometheus-url=prometheus:9090"]);
+        assert!(
+            e.starts_with("--prometheus-url: ") && e.contains("http or https"),
+            "{e}"
+        );
+        let e = error(&["--prometheus-url=not a url"]);
+        assert!(e.starts_with("--prometheus-url: "), "{e}");
+        let e = error(&[url, "--prometheus-header=Authorization: Basic c2VjcmV0"]);
+        assert!(e.contains("no '='") && !e.contains("c2VjcmV0"), "{e}");
+        let e = error(&[url, "--prometheus-header==v"]);
+        assert!(e.contains("empty NAME"), "{e}");
+        // A credential whose padding has a `=` is not mistaken for a name, nor printed.
+        let e = error(&[url, "--prometheus-header=Authorization: Basic c2VjcmV0=="]);
+        assert!(
+            e.contains("not an HTTP header name") && !e.contains("c2VjcmV0"),
+            "{e}"
+        );
+        let e = error(&[url, "--prometheus-ca-file=/nonexistent/ca.pem"]);
+        assert!(
+            e.contains("--prometheus-ca-file: reading /nonexistent/ca.pem"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn prometheus_settings_without_a_url_are_a_mistake() {
+        let e = error(&["--history-query=resource.cpu=sum(x)"]);
+        assert_eq!(e, "--history-query needs --prometheus-url");
+        let e = error(&["--prometheus-bearer-token-file=/var/run/token"]);
+        assert_eq!(e, "--prometheus-bearer-token-file needs --prometheus-url");
+        // The timeout and interval have defaults, so they alone are no mistake.
+        assert!(options(&["--prometheus-timeout=5s"])
+            .unwrap()
+            .prometheus
+            .is_none());
     }
 }
