@@ -246,7 +246,9 @@ async fn reconcile_inner(
         return Ok(Action::requeue(ctx.settings.cache_wait));
     }
 
-    let observation = observe(ctx, &autoscaler, &name, now, &calls).await;
+    // The spec changed since status last recorded it (or status was never written).
+    let spec_changed = obj.metadata.generation != prior.observed_generation;
+    let observation = observe(ctx, &autoscaler, &name, spec_changed, now, &calls).await;
     let decision = decide(
         &autoscaler,
         &observation,
@@ -341,6 +343,7 @@ async fn observe(
     ctx: &Context,
     autoscaler: &Autoscaler,
     name: &str,
+    spec_changed: bool,
     now: Timestamp,
     calls: &crate::telemetry::ApiCall,
 ) -> Observation {
@@ -353,7 +356,7 @@ async fn observe(
     });
     let mut observation = Observation {
         conflicts,
-        forecasts: forecast_inputs(ctx, autoscaler, now),
+        forecasts: forecast_inputs(ctx, autoscaler, spec_changed, now),
         ..Default::default()
     };
     let scale = match ctx.scales.read(ns, &autoscaler.target, calls).await {
@@ -399,12 +402,25 @@ async fn observe(
 /// What prediction offers each metric of `autoscaler` (empty when prediction is off): the
 /// cache's answer from memory, or why there is no forecast without Prometheus. Asked on
 /// every sync, even when the decision will not look at metrics, so that the cache follows
-/// the spec (a changed query or window refreshes at once; prediction turned off forgets).
-fn forecast_inputs(ctx: &Context, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
-    match &ctx.forecasts {
-        Some(cache) => cache.forecasts(autoscaler, now),
-        None => forecasts::without_prometheus(autoscaler),
+/// the spec (a changed query or window refreshes at once).
+fn forecast_inputs(
+    ctx: &Context,
+    autoscaler: &Autoscaler,
+    spec_changed: bool,
+    now: Timestamp,
+) -> Vec<ForecastInput> {
+    let Some(cache) = &ctx.forecasts else {
+        return forecasts::without_prometheus(autoscaler);
+    };
+    if autoscaler.prediction_window_seconds.is_none() {
+        // Forgetting looks at every tracked forecast: do it when the spec changed (prediction
+        // may just have been turned off), not on every sync of autoscalers that never predict.
+        if spec_changed {
+            cache.remove(&forecasts::autoscaler_key(autoscaler));
+        }
+        return Vec::new();
     }
+    cache.forecasts(autoscaler, now)
 }
 
 /// An object the API server accepted but the controller cannot compile (a rule CEL could

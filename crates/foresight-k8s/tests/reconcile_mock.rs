@@ -1282,3 +1282,51 @@ async fn the_reconcile_never_waits_for_a_forecast() {
     prom.verify().await;
     assert_eq!(cache.stats().started, 1);
 }
+
+/// Prediction turned off (a new generation without it): the reconcile forgets the
+/// autoscaler's forecasts, so /metrics no longer counts them, and removes PredictionReady.
+#[tokio::test]
+async fn turning_prediction_off_forgets_the_forecasts() {
+    let prom = wiremock::MockServer::start().await;
+    serve_rps(&prom, "20").await;
+    history_request()
+        .respond_with(daily_history())
+        .expect(1)
+        .mount(&prom)
+        .await;
+    let world = World::new().deployment(2);
+    let predicted = autoscaler(predicted_rps_spec(), Value::Null, "120");
+    let (client, cache) = prometheus(&prom);
+    let forecasts = cache.refresh(&compiled(&predicted), t0()).await;
+    assert!(
+        matches!(&forecasts[0], ForecastInput::Ready(_)),
+        "{forecasts:?}"
+    );
+    assert_eq!(cache.stats().entries, 1);
+    let mut off = autoscaler(
+        rps_spec(json!({})),
+        json!({"observedGeneration": 1, "currentReplicas": 2, "desiredReplicas": 2,
+               "conditions": [{"type": "PredictionReady", "status": "True",
+                               "reason": "PredictSucceed", "message": "forecasts in use",
+                               "lastTransitionTime": "2026-06-01T11:00:00Z"}]}),
+        "121",
+    );
+    off.metadata.generation = Some(2);
+    let steps = vec![Step::merge_patch(status_uri(), |b| {
+        let s = &b["status"];
+        assert_eq!(s["observedGeneration"], 2);
+        let conditions = s["conditions"].as_array().unwrap();
+        assert!(
+            conditions.iter().all(|c| c["type"] != "PredictionReady"),
+            "{s}"
+        );
+    })];
+    let telemetry = reconcile_with_prometheus(&off, &world, (client, cache.clone()), steps).await;
+    prom.verify().await;
+    assert_eq!(cache.stats().entries, 0);
+    let metrics = telemetry.encode();
+    assert!(
+        metrics.contains(r#"foresight_forecasts{state="ready"} 0"#),
+        "{metrics}"
+    );
+}
