@@ -293,11 +293,55 @@ impl Entry {
 /// The identity of a forecast: the autoscaler (`namespace/name`) and the metric identifier.
 type Key = (String, String);
 
+/// The forecasts, filed by autoscaler and then by metric, so that every lookup a reconcile
+/// makes costs the same however many autoscalers the controller serves.
+#[derive(Default)]
+struct Entries {
+    by_autoscaler: HashMap<String, HashMap<String, Entry>>,
+}
+
+impl Entries {
+    fn get(&self, (autoscaler, id): &Key) -> Option<&Entry> {
+        self.by_autoscaler.get(autoscaler)?.get(id)
+    }
+
+    fn get_mut(&mut self, (autoscaler, id): &Key) -> Option<&mut Entry> {
+        self.by_autoscaler.get_mut(autoscaler)?.get_mut(id)
+    }
+
+    /// The entries of one autoscaler, created empty if it has none.
+    fn of_autoscaler(&mut self, autoscaler: &str) -> &mut HashMap<String, Entry> {
+        self.by_autoscaler.entry(autoscaler.to_owned()).or_default()
+    }
+
+    fn any_running(&self, autoscaler: &str) -> bool {
+        self.by_autoscaler
+            .get(autoscaler)
+            .is_some_and(|m| m.values().any(|e| e.running))
+    }
+
+    fn remove_autoscaler(&mut self, autoscaler: &str) {
+        self.by_autoscaler.remove(autoscaler);
+    }
+
+    fn retain_autoscalers(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.by_autoscaler.retain(|k, _| keep(k));
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Entry> {
+        self.by_autoscaler.values().flat_map(HashMap::values)
+    }
+
+    fn len(&self) -> usize {
+        self.by_autoscaler.values().map(HashMap::len).sum()
+    }
+}
+
 struct Inner {
     client: PrometheusClient,
     predictor: Arc<dyn Predictor>,
     settings: ForecastSettings,
-    entries: Mutex<HashMap<Key, Entry>>,
+    entries: Mutex<Entries>,
     permits: Arc<Semaphore>,
     counters: Counters,
     /// Woken whenever a refresh ends.
@@ -384,7 +428,7 @@ impl ForecastCache {
                 client,
                 predictor,
                 settings,
-                entries: Mutex::new(HashMap::new()),
+                entries: Mutex::new(Entries::default()),
                 permits,
                 counters: Counters::default(),
                 refreshed: Notify::new(),
@@ -435,7 +479,7 @@ impl ForecastCache {
             tokio::pin!(notified);
             // Register for the wake-up before looking, so none is missed in between.
             notified.as_mut().enable();
-            if !self.lock().iter().any(|((k, _), e)| *k == key && e.running) {
+            if !self.lock().any_running(&key) {
                 break;
             }
             notified.await;
@@ -455,14 +499,14 @@ impl ForecastCache {
 
     /// Forgets an autoscaler (it was deleted, or turned prediction off).
     pub fn remove(&self, key: &str) {
-        self.lock().retain(|(k, _), _| k != key);
+        self.lock().remove_autoscaler(key);
     }
 
     /// Forgets every autoscaler whose key `keep` refuses: after a full list of the
     /// autoscalers, those deleted while no watch was running (a standby replica, a watch
     /// that had to start over).
-    pub fn retain_autoscalers(&self, mut keep: impl FnMut(&str) -> bool) {
-        self.lock().retain(|(k, _), _| keep(k));
+    pub fn retain_autoscalers(&self, keep: impl FnMut(&str) -> bool) {
+        self.lock().retain_autoscalers(keep);
     }
 
     /// The tracked forecasts by what they would give the decision at `now`.
@@ -497,7 +541,7 @@ impl ForecastCache {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<Key, Entry>> {
+    fn lock(&self) -> MutexGuard<'_, Entries> {
         // A panic while holding the lock leaves plain data behind; keep using it.
         self.inner
             .entries
@@ -519,16 +563,17 @@ impl ForecastCache {
             self.remove(&key);
             return Vec::new();
         };
-        let mut entries = self.lock();
+        let mut all = self.lock();
+        let entries = all.of_autoscaler(&key);
         let ids = entry_ids(autoscaler);
-        entries.retain(|(k, id), _| k != &key || ids.contains(id));
+        entries.retain(|id, _| ids.contains(id));
         let mut due = Vec::new();
         for (metric, id) in autoscaler.metrics.iter().zip(ids) {
             let query = history_query(autoscaler, metric, &self.inner.settings.query_overrides)
                 .map(|(q, _)| q);
             let fingerprint = format!("{query:?}|{algorithm:?}|{window}");
-            let entry_key = (key.clone(), id);
-            let entry = entries.entry(entry_key.clone()).or_insert_with(|| {
+            let entry_key = (key.clone(), id.clone());
+            let entry = entries.entry(id).or_insert_with(|| {
                 Entry::new(
                     String::new(),
                     Err(String::new()),
