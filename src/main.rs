@@ -23,6 +23,8 @@ enum Command {
     Validate(cli::validate::ValidateArgs),
     /// Replay a load trace through rolling forecasts and report their accuracy.
     Backtest(cli::backtest::BacktestArgs),
+    /// Replay a load trace through a modelled cluster, compare policies, write a report.
+    Simulate(cli::simulate::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Backtest(args) => cli::backtest::run(args),
+        Command::Simulate(args) => cli::simulate::run(args),
     };
     match result {
         Ok(code) => code,

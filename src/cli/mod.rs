@@ -2,4 +2,5 @@
 
 pub mod backtest;
 pub mod explain;
+pub mod simulate;
 pub mod validate;
