@@ -42,8 +42,8 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     let decision = decide(
         &prepared.autoscaler,
         &prepared.observation,
-        &prepared.status,
-        &snapshot.history,
+        prepared.status,
+        snapshot.history.clone(),
         snapshot.now,
     );
     let scale_to = decision.scale_to;
@@ -52,7 +52,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         (Some(_), Some(e)) => ScaleOutcome::Failed(e.clone()),
         (Some(_), None) => ScaleOutcome::Applied,
     };
-    let result = decision.finish(&prepared.autoscaler, &prepared.status, outcome);
+    let result = decision.finish(&prepared.autoscaler, outcome);
     let record = result.status.last_decision.clone().unwrap_or_default();
     if args.json {
         let events: Vec<serde_json::Value> = result

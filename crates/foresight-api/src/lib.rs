@@ -9,6 +9,7 @@ pub mod import;
 pub mod manifest;
 pub mod prediction;
 pub mod quantity;
+pub mod schedule;
 pub mod spec;
 pub mod status;
 pub mod validation;

@@ -297,7 +297,16 @@ pub fn format_milli(milli: i64) -> String {
         18 => "E",
         _ => return format!("{}{}e{}", if negative { "-" } else { "" }, amount, exponent),
     };
-    format!("{}{}{}", if negative { "-" } else { "" }, amount, suffix)
+    // Runs for every metric of every decision: format without the `fmt` machinery.
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(amount);
+    let mut out = String::with_capacity(digits.len() + 3);
+    if negative {
+        out.push('-');
+    }
+    out.push_str(digits);
+    out.push_str(suffix);
+    out
 }
 
 #[cfg(test)]

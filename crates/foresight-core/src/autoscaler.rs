@@ -11,6 +11,7 @@ use jiff::SignedDuration;
 use crate::behavior::{Behavior, LegacyScaleUpLimit};
 use crate::pods::Readiness;
 use crate::replicas::Tolerance;
+use crate::resources::ResourceName;
 
 /// Cluster-wide defaults (Kubernetes' controller flags); each object may override them.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,7 +65,7 @@ pub enum MetricSource {
     /// A resource of the pods (`container` set for ContainerResource).
     Resource {
         /// `cpu`, `memory`, ...
-        resource: String,
+        resource: ResourceName,
         /// The container, for ContainerResource.
         container: Option<String>,
     },
@@ -108,12 +109,32 @@ pub struct Metric {
     pub source: MetricSource,
     /// Its target.
     pub target: Target,
+    /// Kubernetes' name for it (see [`Metric::display_name`]), computed once.
+    name: String,
+    /// The readable name (see [`Metric::friendly_name`]), computed once.
+    friendly: String,
 }
 
 impl Metric {
     /// Compiles a metric spec. Quantities that do not parse were rejected by validation; here
     /// they leave the target unset, which the decision reports as Kubernetes does.
     pub fn compile(spec: &MetricSpec) -> Metric {
+        let mut m = Self::compile_source(spec);
+        m.name = m.describe_kubernetes();
+        m.friendly = m.describe_readably();
+        m
+    }
+
+    fn new(source: MetricSource, target: Target) -> Metric {
+        Metric {
+            source,
+            target,
+            name: String::new(),
+            friendly: String::new(),
+        }
+    }
+
+    fn compile_source(spec: &MetricSpec) -> Metric {
         let milli =
             |q: &Option<foresight_api::Quantity>| q.as_ref().and_then(|q| q.milli_value().ok());
         // Kubernetes checks AverageValue before Utilization for resources, and AverageValue
@@ -133,51 +154,53 @@ impl Metric {
                 (None, Some(v)) => Target::Value(v),
                 (None, None) => Target::Unset,
             };
-        let unknown = || Metric {
-            source: MetricSource::Unknown {
-                type_: spec.type_.clone(),
-            },
-            target: Target::Unset,
+        let unknown = || {
+            Metric::new(
+                MetricSource::Unknown {
+                    type_: spec.type_.clone(),
+                },
+                Target::Unset,
+            )
         };
         match spec.type_.as_str() {
             "Resource" => match &spec.resource {
-                Some(r) => Metric {
-                    source: MetricSource::Resource {
-                        resource: r.name.clone(),
+                Some(r) => Metric::new(
+                    MetricSource::Resource {
+                        resource: ResourceName::from(r.name.as_str()),
                         container: None,
                     },
-                    target: resource_target(&r.target),
-                },
+                    resource_target(&r.target),
+                ),
                 None => unknown(),
             },
             "ContainerResource" => match &spec.container_resource {
-                Some(c) => Metric {
-                    source: MetricSource::Resource {
-                        resource: c.name.clone(),
+                Some(c) => Metric::new(
+                    MetricSource::Resource {
+                        resource: ResourceName::from(c.name.as_str()),
                         container: Some(c.container.clone()),
                     },
-                    target: resource_target(&c.target),
-                },
+                    resource_target(&c.target),
+                ),
                 None => unknown(),
             },
             "Pods" => match &spec.pods {
-                Some(p) => Metric {
-                    source: MetricSource::Pods {
+                Some(p) => Metric::new(
+                    MetricSource::Pods {
                         metric: p.metric.clone(),
                     },
-                    target: milli(&p.target.average_value)
+                    milli(&p.target.average_value)
                         .map(Target::AverageValue)
                         .unwrap_or(Target::Unset),
-                },
+                ),
                 None => unknown(),
             },
             "Object" => match &spec.object {
-                Some(o) => Metric {
-                    source: MetricSource::Object {
+                Some(o) => Metric::new(
+                    MetricSource::Object {
                         metric: o.metric.clone(),
                         described_object: o.described_object.clone(),
                     },
-                    target: match o.target.type_.as_str() {
+                    match o.target.type_.as_str() {
                         "Value" => milli(&o.target.value)
                             .map(Target::Value)
                             .unwrap_or(Target::Unset),
@@ -186,27 +209,27 @@ impl Metric {
                             .unwrap_or(Target::Unset),
                         _ => Target::Unset,
                     },
-                },
+                ),
                 None => unknown(),
             },
             "External" => match &spec.external {
-                Some(e) => Metric {
-                    source: MetricSource::External {
+                Some(e) => Metric::new(
+                    MetricSource::External {
                         metric: e.metric.clone(),
                     },
-                    target: value_target(&e.target),
-                },
+                    value_target(&e.target),
+                ),
                 None => unknown(),
             },
             "Prometheus" => match &spec.prometheus {
-                Some(p) => Metric {
-                    source: MetricSource::Prometheus {
+                Some(p) => Metric::new(
+                    MetricSource::Prometheus {
                         name: p.name.clone(),
                         query: p.query.clone(),
                         history_query: p.history_query.clone().unwrap_or_else(|| p.query.clone()),
                     },
-                    target: value_target(&p.target),
-                },
+                    value_target(&p.target),
+                ),
                 None => unknown(),
             },
             _ => unknown(),
@@ -214,7 +237,17 @@ impl Metric {
     }
 
     /// The name Kubernetes uses for this metric in reasons and conditions.
-    pub fn display_name(&self) -> String {
+    pub fn display_name(&self) -> &str {
+        &self.name
+    }
+
+    /// A readable name for explanations: `cpu utilization`, `pods metric qps`,
+    /// `external metric queue{queue=orders}`.
+    pub fn friendly_name(&self) -> &str {
+        &self.friendly
+    }
+
+    fn describe_kubernetes(&self) -> String {
         match (&self.source, self.target) {
             (
                 MetricSource::Resource {
@@ -258,9 +291,7 @@ impl Metric {
         }
     }
 
-    /// A readable name for explanations: `cpu utilization`, `pods metric qps`,
-    /// `external metric queue{queue=orders}`.
-    pub fn friendly_name(&self) -> String {
+    fn describe_readably(&self) -> String {
         let selector =
             |id: &MetricIdentifier| match id.selector.as_ref().map(LabelSelector::to_query) {
                 Some(q) if !q.is_empty() => format!("{}{{{q}}}", id.name),

@@ -18,33 +18,60 @@ pub const PREDICTION_READY: &str = "PredictionReady";
 /// `CronActive`: whether a cron window is open.
 pub const CRON_ACTIVE: &str = "CronActive";
 
-/// Sets condition `type_` in `conditions`.
+/// Sets condition `type_` in `conditions`. The message is given in parts, concatenated; an
+/// unchanged message costs no allocation (this runs on every decision).
+pub fn set_parts(
+    conditions: &mut Vec<Condition>,
+    type_: &str,
+    status: ConditionStatus,
+    reason: &str,
+    message: &[&str],
+    now: Timestamp,
+) {
+    let same_message = |existing: &str| {
+        let mut rest = existing;
+        for part in message {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        }
+        rest.is_empty()
+    };
+    match conditions.iter_mut().find(|c| c.type_ == type_) {
+        Some(c) => {
+            if c.status != status {
+                c.last_transition_time = Some(now);
+                c.status = status;
+            }
+            if c.reason != reason {
+                c.reason.clear();
+                c.reason.push_str(reason);
+            }
+            if !same_message(&c.message) {
+                c.message = message.concat();
+            }
+        }
+        None => conditions.push(Condition {
+            type_: type_.to_owned(),
+            status,
+            last_transition_time: Some(now),
+            reason: reason.to_owned(),
+            message: message.concat(),
+        }),
+    }
+}
+
+/// Sets condition `type_` in `conditions` (see [`set_parts`]).
 pub fn set(
     conditions: &mut Vec<Condition>,
     type_: &str,
     status: ConditionStatus,
     reason: &str,
-    message: impl Into<String>,
+    message: &str,
     now: Timestamp,
 ) {
-    let message = message.into();
-    if let Some(c) = conditions.iter_mut().find(|c| c.type_ == type_) {
-        if c.status != status {
-            c.last_transition_time = Some(now);
-        }
-        c.status = status;
-        c.reason.clear();
-        c.reason.push_str(reason);
-        c.message = message;
-    } else {
-        conditions.push(Condition {
-            type_: type_.to_owned(),
-            status,
-            last_transition_time: Some(now),
-            reason: reason.to_owned(),
-            message,
-        });
-    }
+    set_parts(conditions, type_, status, reason, &[message], now);
 }
 
 /// The condition of type `type_`, if present.

@@ -2,6 +2,8 @@
 //! Kubernetes' `reconcileAutoscaler` step by step, extended with Foresight's sources and
 //! strategies, and recording every step for the explanation.
 
+use std::borrow::Cow;
+
 use foresight_api::hpa::MetricStatus;
 use foresight_api::spec::ScaleStrategy;
 use foresight_api::status::{
@@ -111,8 +113,8 @@ pub struct Decision {
     pub rescale_reason: String,
     /// `currentMetrics`; `None` when no metric was evaluated.
     pub metric_statuses: Option<Vec<MetricStatus>>,
-    /// Conditions after the decision (before the write).
-    pub conditions: Vec<Condition>,
+    /// The status being updated: the prior status, with this decision's conditions.
+    status: EffectiveHorizontalPodAutoscalerStatus,
     /// Events to emit before the write.
     pub events: Vec<Event>,
     /// History after recording this decision's recommendation.
@@ -151,17 +153,21 @@ pub struct Reconciled {
 }
 
 /// One candidate in the combination of proposals.
-struct Candidate {
+struct Candidate<'a> {
     replicas: i32,
-    name: String,
+    name: Cow<'a, str>,
 }
 
 /// Decides for `autoscaler` given what was observed, its current status and its history.
+///
+/// The status and history are taken by value and come back, updated, from
+/// [`Decision::finish`]: a decision runs every sync for every autoscaler, so it copies nothing
+/// it can move.
 pub fn decide(
     autoscaler: &Autoscaler,
     observation: &Observation,
-    status: &EffectiveHorizontalPodAutoscalerStatus,
-    history: &ScalingHistory,
+    status: EffectiveHorizontalPodAutoscalerStatus,
+    history: ScalingHistory,
     now: Timestamp,
 ) -> Decision {
     let mut d = Decision {
@@ -172,18 +178,21 @@ pub fn decide(
         scale_to: None,
         rescale_reason: String::new(),
         metric_statuses: None,
-        conditions: status.conditions.clone(),
+        status,
         events: Vec::new(),
-        history: history.clone(),
+        history,
         error: None,
         scope: StatusScope::Full,
         record: DecisionRecord {
             time: now,
-            strategy: format!("{:?}", autoscaler.strategy),
+            strategy: match autoscaler.strategy {
+                ScaleStrategy::Auto => "Auto",
+                ScaleStrategy::Preview => "Preview",
+            }
+            .to_owned(),
             ..Default::default()
         },
     };
-    let reference = autoscaler.target_reference();
 
     let scale = match &observation.scale {
         Err(e) => {
@@ -192,10 +201,11 @@ pub fn decide(
                 ABLE_TO_SCALE,
                 false,
                 "FailedGetScale",
-                format!("the HPA controller was unable to get the target's current scale: {e}"),
+                &format!("the HPA controller was unable to get the target's current scale: {e}"),
             );
             d.error = Some(format!(
-                "failed to query scale subresource for {reference}: {e}"
+                "failed to query scale subresource for {}: {e}",
+                autoscaler.target_reference()
             ));
             d.scope = StatusScope::ConditionsOnly;
             d.record.summary = format!("cannot read the target's scale: {e}");
@@ -262,7 +272,10 @@ pub fn decide(
                 d.error.clone().unwrap_or_default(),
             );
             let cause = d.error.take().unwrap_or_default();
-            d.error = Some(format!("failed to compute desired number of replicas based on listed metrics for {reference}: {cause}"));
+            d.error = Some(format!(
+                "failed to compute desired number of replicas based on listed metrics for {}: {cause}",
+                autoscaler.target_reference()
+            ));
             d.scope = StatusScope::CurrentOnly;
             d.record.desired_replicas = current;
             d.record.summary = format!("hold at {current}: {cause}");
@@ -299,15 +312,24 @@ pub fn decide(
 }
 
 impl Decision {
-    fn set(&mut self, type_: &str, status: bool, reason: &str, message: impl Into<String>) {
-        conditions::set(
-            &mut self.conditions,
+    fn set(&mut self, type_: &str, status: bool, reason: &str, message: &str) {
+        self.set_parts(type_, status, reason, &[message]);
+    }
+
+    fn set_parts(&mut self, type_: &str, status: bool, reason: &str, message: &[&str]) {
+        conditions::set_parts(
+            &mut self.status.conditions,
             type_,
             ConditionStatus::from_bool(status),
             reason,
             message,
             self.time,
         );
+    }
+
+    /// The conditions as this decision leaves them (before the shell acts).
+    pub fn conditions(&self) -> &[Condition] {
+        &self.status.conditions
     }
 
     fn warn(&mut self, reason: &str, message: String) {
@@ -355,7 +377,7 @@ impl Decision {
                 obs.conflicts.join(" ")
             );
             self.warn("AmbiguousSelector", msg.clone());
-            self.set(SCALING_ACTIVE, false, "AmbiguousSelector", msg.clone());
+            self.set(SCALING_ACTIVE, false, "AmbiguousSelector", &msg);
             self.error = Some(msg);
             return None;
         }
@@ -386,7 +408,7 @@ impl Decision {
                     statuses[i] = p.status;
                     self.record.proposals.push(ProposalRecord {
                         source: "metric".to_owned(),
-                        name: friendly,
+                        name: friendly.to_owned(),
                         replicas: Some(p.replicas),
                         current: Some(p.current),
                         target: Some(p.target),
@@ -394,14 +416,14 @@ impl Decision {
                     });
                     candidates.push(Candidate {
                         replicas: p.replicas,
-                        name,
+                        name: Cow::Borrowed(name),
                     });
                 }
                 Err(f) => {
                     self.warn(f.reason, f.message.clone());
                     self.record.proposals.push(ProposalRecord {
                         source: "metric".to_owned(),
-                        name: friendly,
+                        name: friendly.to_owned(),
                         error: Some(f.message.clone()),
                         ..Default::default()
                     });
@@ -425,7 +447,7 @@ impl Decision {
         }
         let (replicas, name) = winner
             .map(|w| (w.replicas, w.name.clone()))
-            .unwrap_or((0, String::new()));
+            .unwrap_or((0, Cow::Borrowed("")));
         let total = a.metrics.len();
         let error = first_failure.as_ref().map(|(_, _, e)| {
             format!("invalid metrics ({invalid} invalid out of {total}), first error is: {e}")
@@ -435,7 +457,7 @@ impl Decision {
         {
             if let Some((reason, message, _)) = &first_failure {
                 let msg = format!("the HPA was unable to compute the replica count: {message}");
-                self.set(SCALING_ACTIVE, false, reason, msg);
+                self.set(SCALING_ACTIVE, false, reason, &msg);
                 self.limit(
                     "failedMetrics",
                     scale.spec_replicas,
@@ -447,15 +469,18 @@ impl Decision {
             self.error = error;
             return None;
         }
-        self.set(
+        self.set_parts(
             SCALING_ACTIVE,
             true,
             "ValidMetricFound",
-            format!("the HPA was able to successfully calculate a replica count from {name}"),
+            &[
+                "the HPA was able to successfully calculate a replica count from ",
+                &name,
+            ],
         );
         // A partial failure still scales, but the reconcile reports it.
         self.error = error;
-        Some((replicas, name))
+        Some((replicas, name.into_owned()))
     }
 
     /// Prediction proposals: for each metric with a ready forecast, the replicas its peak
@@ -470,7 +495,7 @@ impl Decision {
         candidates: &mut Vec<Candidate>,
     ) {
         let Some(window) = a.prediction_window_seconds else {
-            conditions::remove(&mut self.conditions, PREDICTION_READY);
+            conditions::remove(&mut self.status.conditions, PREDICTION_READY);
             return;
         };
         let mut in_use = Vec::new();
@@ -509,7 +534,7 @@ impl Decision {
                             };
                             self.record.proposals.push(ProposalRecord {
                                 source: "prediction".to_owned(),
-                                name: friendly,
+                                name: friendly.to_owned(),
                                 replicas: Some(p.replicas),
                                 current: Some(format!("peak {:.3} at {}", p.peak, p.peak_time)),
                                 target: Some(p.target),
@@ -522,7 +547,7 @@ impl Decision {
                             in_use.push(format!("{id} ({}{period})", f.algorithm));
                             candidates.push(Candidate {
                                 replicas: p.replicas,
-                                name,
+                                name: Cow::Owned(name),
                             });
                             continue;
                         }
@@ -532,7 +557,7 @@ impl Decision {
             };
             self.record.proposals.push(ProposalRecord {
                 source: "prediction".to_owned(),
-                name: friendly,
+                name: friendly.to_owned(),
                 error: Some(reason.clone()),
                 ..Default::default()
             });
@@ -566,7 +591,7 @@ impl Decision {
                 ),
             ),
         };
-        self.set(PREDICTION_READY, status, reason, message);
+        self.set(PREDICTION_READY, status, reason, &message);
     }
 
     /// Stabilization, rate limits and bounds (`normalizeDesiredReplicas[WithBehaviors]`).
@@ -624,44 +649,55 @@ impl Decision {
         n.replicas
     }
 
+    /// One line saying what was decided and why. Built by hand, not with `format!`: it runs
+    /// on every decision.
     fn summary(&self, a: &Autoscaler) -> String {
-        let (current, desired) = (self.current_replicas, self.desired_replicas);
-        let last_limit = self.record.limits.last();
-        let text = if self.rescale {
-            let mut t = format!("scale {current} -> {desired}: {}", self.rescale_reason);
-            if let Some(l) = last_limit {
-                t.push_str(&format!("; limited by {} ({})", l.reason, l.message));
-            }
-            t
-        } else {
-            match (last_limit, self.record.recommendation) {
-                (Some(l), Some(r)) => format!(
-                    "hold at {current}: recommendation {r}, {} ({})",
-                    l.message, l.reason
-                ),
-                (_, Some(r)) if r == current => {
-                    format!("hold at {current}: the sources recommend the current size")
-                }
-                (_, _) => format!("hold at {current}"),
-            }
-        };
+        let mut buf = itoa::Buffer::new();
+        let mut t = String::with_capacity(96);
         match (a.strategy, a.specific_replicas) {
-            (ScaleStrategy::Auto, _) => text,
+            (ScaleStrategy::Auto, _) => {}
             (ScaleStrategy::Preview, Some(n)) => {
-                format!("preview, holding specificReplicas {n}; would {text}")
+                t.push_str("preview, holding specificReplicas ");
+                t.push_str(buf.format(n));
+                t.push_str("; would ");
             }
-            (ScaleStrategy::Preview, None) => format!("preview, not applied; would {text}"),
+            (ScaleStrategy::Preview, None) => t.push_str("preview, not applied; would "),
         }
+        let last_limit = self.record.limits.last();
+        if self.rescale {
+            t.push_str("scale ");
+            t.push_str(buf.format(self.current_replicas));
+            t.push_str(" -> ");
+            t.push_str(buf.format(self.desired_replicas));
+            t.push_str(": ");
+            t.push_str(&self.rescale_reason);
+            if let Some(l) = last_limit {
+                for part in ["; limited by ", &l.reason, " (", &l.message, ")"] {
+                    t.push_str(part);
+                }
+            }
+        } else {
+            t.push_str("hold at ");
+            t.push_str(buf.format(self.current_replicas));
+            match (last_limit, self.record.recommendation) {
+                (Some(l), Some(r)) => {
+                    t.push_str(": recommendation ");
+                    t.push_str(buf.format(r));
+                    for part in [", ", &l.message, " (", &l.reason, ")"] {
+                        t.push_str(part);
+                    }
+                }
+                (_, Some(r)) if r == self.current_replicas => {
+                    t.push_str(": the sources recommend the current size")
+                }
+                _ => {}
+            }
+        }
+        t
     }
 
     /// Completes the reconcile once the shell has acted on `scale_to`.
-    pub fn finish(
-        mut self,
-        autoscaler: &Autoscaler,
-        prior: &EffectiveHorizontalPodAutoscalerStatus,
-        outcome: ScaleOutcome,
-    ) -> Reconciled {
-        let mut status = prior.clone();
+    pub fn finish(mut self, autoscaler: &Autoscaler, outcome: ScaleOutcome) -> Reconciled {
         let current = self.current_replicas;
         let applied_by_decision = autoscaler.strategy == ScaleStrategy::Auto;
         let mut scaled = false;
@@ -676,11 +712,14 @@ impl Decision {
                         self.rescale_reason_or_preview(autoscaler)
                     ),
                 });
-                self.set(
+                self.set_parts(
                     ABLE_TO_SCALE,
                     false,
                     "FailedUpdateScale",
-                    format!("the HPA controller was unable to update the target scale: {err}"),
+                    &[
+                        "the HPA controller was unable to update the target scale: ",
+                        err,
+                    ],
                 );
                 self.error = Some(format!(
                     "failed to rescale {}: {err}",
@@ -692,11 +731,14 @@ impl Decision {
             (Some(to), ScaleOutcome::Applied) => {
                 let to = *to;
                 scaled = true;
-                self.set(
+                self.set_parts(
                     ABLE_TO_SCALE,
                     true,
                     "SucceededRescale",
-                    format!("the HPA controller was able to update the target scale to {to}"),
+                    &[
+                        "the HPA controller was able to update the target scale to ",
+                        &to.to_string(),
+                    ],
                 );
                 self.events.push(Event {
                     type_: EventType::Normal,
@@ -720,6 +762,9 @@ impl Decision {
             }
             _ => {}
         }
+        self.set_ready();
+        let metric_statuses = self.metric_statuses.take();
+        let mut status = self.status;
         match self.scope {
             StatusScope::ConditionsOnly => {}
             StatusScope::CurrentOnly => {
@@ -736,15 +781,13 @@ impl Decision {
                     ScaleStrategy::Preview => self.desired_replicas,
                 };
                 status.desired_replicas = Some(desired);
-                status.current_metrics = self.metric_statuses.clone().unwrap_or_default();
+                status.current_metrics = metric_statuses.unwrap_or_default();
                 if scaled {
                     status.last_scale_time = Some(self.time);
                 }
             }
         }
         status.expect_replicas = status.desired_replicas;
-        self.set_ready();
-        status.conditions = self.conditions;
         status.last_decision = Some(self.record);
         Reconciled {
             status,
@@ -766,11 +809,11 @@ impl Decision {
     fn set_ready(&mut self) {
         let failing = [ABLE_TO_SCALE, SCALING_ACTIVE]
             .iter()
-            .filter_map(|t| conditions::get(&self.conditions, t))
+            .filter_map(|t| conditions::get(&self.status.conditions, t))
             .find(|c| c.status == ConditionStatus::False && c.reason != "ScalingDisabled")
             .map(|c| (c.reason.clone(), c.message.clone()));
         match failing {
-            Some((reason, message)) => self.set(READY, false, &reason, message),
+            Some((reason, message)) => self.set(READY, false, &reason, &message),
             None => self.set(
                 READY,
                 true,

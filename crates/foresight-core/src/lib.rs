@@ -18,5 +18,6 @@ pub mod metrics;
 pub mod pods;
 pub mod proposals;
 pub mod replicas;
+pub mod resources;
 pub mod snapshot;
 pub mod time;

@@ -6,14 +6,15 @@ use std::collections::{HashMap, HashSet};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::pods::{Pod, SampleTiming};
+use crate::resources::{ResourceList, ResourceName};
 
 /// Resource usage of one container (metrics.k8s.io).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContainerUsage {
     /// The container's name.
     pub name: String,
-    /// `(resource, milli-value)` pairs.
-    pub usage: Vec<(String, i64)>,
+    /// Usage per resource, in thousandths.
+    pub usage: ResourceList,
 }
 
 /// One PodMetrics item (metrics.k8s.io).
@@ -83,46 +84,69 @@ pub struct PodMetric<'a> {
     pub timing: SampleTiming,
 }
 
+/// Which entry belongs to which pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PodIndex {
+    /// Entry `i` is pod `i`'s (the list came in pod order).
+    Aligned,
+    /// For each pod, the index of its entry.
+    Mapped(Vec<Option<usize>>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Repr<'a> {
+    /// Distinct entries (a later entry for the same pod replaces an earlier one), and which
+    /// pod each belongs to.
+    Joined {
+        entries: Vec<PodMetric<'a>>,
+        index: PodIndex,
+    },
+    /// One PodMetrics item per pod, in pod order (what the controller and simulator
+    /// produce): each pod's value is read straight from its item, without building a list.
+    PodResources {
+        samples: &'a [PodResourceSample],
+        resource: &'a ResourceName,
+    },
+}
+
 /// Per-pod values of one metric, joined with the pod list.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodMetricSet<'a> {
-    /// Distinct entries (a later entry for the same pod replaces an earlier one).
-    pub entries: Vec<PodMetric<'a>>,
-    /// For each pod in list order, the index of its entry.
-    pub by_pod: Vec<Option<usize>>,
+    repr: Repr<'a>,
     /// Entries for pods that are not in the pod list. Kubernetes keeps them: they count in
     /// the number of replicas a rebalanced ratio is multiplied by.
     pub unmatched: usize,
+    /// The sum of those entries' values.
+    pub unmatched_total: i128,
 }
 
 impl<'a> PodMetricSet<'a> {
-    /// Joins `entries` with `pods` by name. Metrics listed in pod order (what the controller
-    /// and simulator produce) take a fast path without hashing.
+    /// Joins `entries` with `pods` by name. Metrics listed in pod order take a fast path
+    /// without hashing.
     pub fn join(mut entries: Vec<PodMetric<'a>>, pods: &[Pod]) -> Self {
         let aligned =
             entries.len() == pods.len() && entries.iter().zip(pods).all(|(e, p)| e.pod == p.name);
         if aligned {
             return PodMetricSet {
-                by_pod: (0..entries.len()).map(Some).collect(),
-                entries,
+                repr: Repr::Joined {
+                    entries,
+                    index: PodIndex::Aligned,
+                },
                 unmatched: 0,
+                unmatched_total: 0,
             };
         }
-        // General path: last entry per pod name wins, as in a Go map.
+        // General path: the last entry per pod name wins, as in a Go map.
         let mut last: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
         for (i, e) in entries.iter().enumerate() {
             last.insert(e.pod, i);
         }
         if last.len() != entries.len() {
-            let mut keep: Vec<bool> = vec![false; entries.len()];
-            for &i in last.values() {
-                keep[i] = true;
-            }
             let mut i = 0;
-            entries.retain(|_| {
-                let k = keep[i];
+            entries.retain(|e| {
+                let keep = last.get(e.pod) == Some(&i);
                 i += 1;
-                k
+                keep
             });
             last = entries
                 .iter()
@@ -130,88 +154,119 @@ impl<'a> PodMetricSet<'a> {
                 .map(|(i, e)| (e.pod, i))
                 .collect();
         }
-        let by_pod: Vec<Option<usize>> = pods
+        let by_pod = pods
             .iter()
             .map(|p| last.get(p.name.as_str()).copied())
             .collect();
         let pod_names: HashSet<&str> = pods.iter().map(|p| p.name.as_str()).collect();
-        let unmatched = entries
+        let (unmatched, unmatched_total) = entries
             .iter()
             .filter(|e| !pod_names.contains(e.pod))
-            .count();
+            .fold((0, 0i128), |(n, t), e| (n + 1, t + i128::from(e.value)));
         PodMetricSet {
-            entries,
-            by_pod,
+            repr: Repr::Joined {
+                entries,
+                index: PodIndex::Mapped(by_pod),
+            },
             unmatched,
+            unmatched_total,
         }
     }
 
-    /// The sample timing of each pod's entry, in pod order (for grouping).
-    pub fn timings(&self) -> Vec<Option<SampleTiming>> {
-        self.by_pod
-            .iter()
-            .map(|i| i.map(|i| self.entries[i].timing))
-            .collect()
+    /// The Resource metric of each pod (see [`pod_resource_values`]), joined with `pods`.
+    pub fn pod_resources(
+        samples: &'a [PodResourceSample],
+        resource: &'a ResourceName,
+        pods: &[Pod],
+    ) -> Self {
+        let aligned =
+            samples.len() == pods.len() && samples.iter().zip(pods).all(|(s, p)| s.pod == p.name);
+        if aligned {
+            PodMetricSet {
+                repr: Repr::PodResources { samples, resource },
+                unmatched: 0,
+                unmatched_total: 0,
+            }
+        } else {
+            Self::join(pod_resource_values(samples, resource), pods)
+        }
+    }
+
+    /// Pod `i`'s entry.
+    #[inline(always)]
+    pub fn entry_of_pod(&self, i: usize) -> Option<PodMetric<'a>> {
+        match &self.repr {
+            Repr::Joined {
+                entries,
+                index: PodIndex::Aligned,
+            } => entries.get(i).copied(),
+            Repr::Joined {
+                entries,
+                index: PodIndex::Mapped(by_pod),
+            } => by_pod
+                .get(i)
+                .copied()
+                .flatten()
+                .and_then(|e| entries.get(e))
+                .copied(),
+            Repr::PodResources { samples, resource } => {
+                samples.get(i).and_then(|s| pod_resource_value(s, resource))
+            }
+        }
+    }
+
+    /// The sample timing of pod `i`'s entry (for grouping).
+    pub fn timing_of_pod(&self, i: usize) -> Option<SampleTiming> {
+        self.entry_of_pod(i).map(|e| e.timing)
     }
 
     /// The value of pod `i`'s entry.
     pub fn value_of_pod(&self, i: usize) -> Option<i64> {
-        self.by_pod
-            .get(i)
-            .copied()
-            .flatten()
-            .map(|e| self.entries[e].value)
+        self.entry_of_pod(i).map(|e| e.value)
     }
+}
 
-    /// The sum of the entries for pods not in the list.
-    pub fn unmatched_total(&self, pods: &[Pod]) -> i128 {
-        if self.unmatched == 0 {
-            return 0;
-        }
-        let names: HashSet<&str> = pods.iter().map(|p| p.name.as_str()).collect();
-        self.entries
-            .iter()
-            .filter(|e| !names.contains(e.pod))
-            .map(|e| e.value as i128)
-            .sum()
+/// One PodMetrics item's value for `resource`: the sum over its containers, or `None` (the
+/// pod counts as missing) when it has no containers or a container lacks the resource.
+#[inline(always)]
+fn pod_resource_value<'a>(
+    s: &'a PodResourceSample,
+    resource: &ResourceName,
+) -> Option<PodMetric<'a>> {
+    if s.containers.is_empty() {
+        return None;
     }
+    let mut sum: i64 = 0;
+    for c in &s.containers {
+        sum = sum.saturating_add(c.usage.get(resource)?);
+    }
+    Some(PodMetric {
+        pod: &s.pod,
+        value: sum,
+        timing: SampleTiming {
+            timestamp: s.timestamp,
+            window: s.window,
+        },
+    })
 }
 
 /// `GetResourceMetric` for a Resource metric: each pod's usage summed over its containers.
 /// A pod with no containers, or a container without the resource, is left out (missing).
 pub fn pod_resource_values<'a>(
     samples: &'a [PodResourceSample],
-    resource: &str,
+    resource: &ResourceName,
 ) -> Vec<PodMetric<'a>> {
-    let mut out = Vec::with_capacity(samples.len());
-    'pods: for s in samples {
-        if s.containers.is_empty() {
-            continue;
-        }
-        let mut sum: i64 = 0;
-        for c in &s.containers {
-            match c.usage.iter().find(|(r, _)| r == resource) {
-                Some((_, v)) => sum = sum.saturating_add(*v),
-                None => continue 'pods,
-            }
-        }
-        out.push(PodMetric {
-            pod: &s.pod,
-            value: sum,
-            timing: SampleTiming {
-                timestamp: s.timestamp,
-                window: s.window,
-            },
-        });
-    }
-    out
+    samples
+        .iter()
+        .filter_map(|s| pod_resource_value(s, resource))
+        .collect()
 }
 
 /// `GetResourceMetric` for a ContainerResource metric: the named container's usage. A pod
 /// whose metrics lack the container fails the whole call, as in Kubernetes.
 pub fn container_resource_values<'a>(
     samples: &'a [PodResourceSample],
-    resource: &str,
+    resource: &ResourceName,
     container: &str,
     namespace: &str,
 ) -> Result<Vec<PodMetric<'a>>, String> {
@@ -223,10 +278,10 @@ pub fn container_resource_values<'a>(
                 s.pod
             ));
         };
-        if let Some((_, v)) = c.usage.iter().find(|(r, _)| r == resource) {
+        if let Some(v) = c.usage.get(resource) {
             out.push(PodMetric {
                 pod: &s.pod,
-                value: *v,
+                value: v,
                 timing: SampleTiming {
                     timestamp: s.timestamp,
                     window: s.window,

@@ -5,7 +5,8 @@ use foresight_api::status::ConditionStatus;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::time::add;
+use crate::resources::{ResourceList, ResourceName};
+use crate::time::{add, sub};
 
 /// A pod's lifecycle phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,23 +33,13 @@ pub struct ReadyCondition {
     pub last_transition_time: Timestamp,
 }
 
-/// A container's resource requests, as milli-values.
+/// A container's resource requests.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Container {
     /// The container's name.
     pub name: String,
-    /// `(resource, milli-value)` pairs, e.g. `("cpu", 500)`.
-    pub requests: Vec<(String, i64)>,
-}
-
-impl Container {
-    /// The request for `resource`, if the container sets one.
-    pub fn request(&self, resource: &str) -> Option<i64> {
-        self.requests
-            .iter()
-            .find(|(name, _)| name == resource)
-            .map(|(_, v)| *v)
-    }
+    /// `resources.requests`, in thousandths.
+    pub requests: ResourceList,
 }
 
 /// One pod matched by the target's selector.
@@ -118,6 +109,51 @@ pub struct SampleTiming {
     pub window: SignedDuration,
 }
 
+/// The CPU readiness rules with the clock applied once per decision.
+#[derive(Clone, Copy, Debug)]
+struct CpuRules {
+    /// Pods started after this are still initializing (`start + period > now`).
+    initializing_after: Timestamp,
+    /// The initial readiness delay.
+    delay: SignedDuration,
+}
+
+/// Sorts pods as Kubernetes' `groupPods` does, with the clock applied once per decision.
+#[derive(Clone, Copy, Debug)]
+pub struct Classifier {
+    cpu: Option<CpuRules>,
+}
+
+impl Classifier {
+    /// A classifier; `cpu` selects the CPU readiness rules.
+    pub fn new(cpu: bool, rules: &Readiness, now: Timestamp) -> Self {
+        Classifier {
+            cpu: cpu.then(|| CpuRules {
+                initializing_after: sub(now, rules.cpu_initialization_period),
+                delay: rules.initial_readiness_delay,
+            }),
+        }
+    }
+
+    /// The class of `pod`, whose metric sample is `sample` (if one was returned).
+    #[inline(always)]
+    pub fn classify(&self, pod: &Pod, sample: Option<SampleTiming>) -> PodClass {
+        if pod.deletion_timestamp.is_some() || pod.phase == PodPhase::Failed {
+            return PodClass::Ignored;
+        }
+        if pod.phase == PodPhase::Pending {
+            return PodClass::Unready;
+        }
+        let Some(sample) = sample else {
+            return PodClass::Missing;
+        };
+        match self.cpu {
+            Some(rules) if cpu_sample_is_unready(pod, sample, rules) => PodClass::Unready,
+            _ => PodClass::Ready,
+        }
+    }
+}
+
 /// Classifies one pod, exactly as Kubernetes' `groupPods` does. `sample` is the pod's metric
 /// sample, if one was returned; `cpu` selects the CPU readiness rules.
 pub fn classify_pod(
@@ -127,31 +163,15 @@ pub fn classify_pod(
     rules: &Readiness,
     now: Timestamp,
 ) -> PodClass {
-    if pod.deletion_timestamp.is_some() || pod.phase == PodPhase::Failed {
-        return PodClass::Ignored;
-    }
-    if pod.phase == PodPhase::Pending {
-        return PodClass::Unready;
-    }
-    let Some(sample) = sample else {
-        return PodClass::Missing;
-    };
-    if cpu && cpu_sample_is_unready(pod, sample, rules, now) {
-        return PodClass::Unready;
-    }
-    PodClass::Ready
+    Classifier::new(cpu, rules, now).classify(pod, sample)
 }
 
-fn cpu_sample_is_unready(
-    pod: &Pod,
-    sample: SampleTiming,
-    rules: &Readiness,
-    now: Timestamp,
-) -> bool {
+#[inline(always)]
+fn cpu_sample_is_unready(pod: &Pod, sample: SampleTiming, rules: CpuRules) -> bool {
     let (Some(ready), Some(start)) = (pod.ready, pod.start_time) else {
         return true;
     };
-    if add(start, rules.cpu_initialization_period) > now {
+    if start > rules.initializing_after {
         // Still initializing: distrust the sample if the pod is not ready, or if a whole
         // metric window has not passed since it last changed readiness.
         ready.status == ConditionStatus::False
@@ -160,7 +180,7 @@ fn cpu_sample_is_unready(
         // Past initialization: distrust it only if it went unready during its initial
         // readiness delay and has never been ready since.
         ready.status == ConditionStatus::False
-            && add(start, rules.initial_readiness_delay) > ready.last_transition_time
+            && add(start, rules.delay) > ready.last_transition_time
     }
 }
 
@@ -179,10 +199,10 @@ pub struct Grouping {
     pub ignored_count: usize,
 }
 
-/// Groups `pods` given each pod's sample (same order and length as `pods`).
+/// Groups `pods` given each pod's sample (`sample(i)` for the pod at index `i`).
 pub fn group_pods(
     pods: &[Pod],
-    samples: &[Option<SampleTiming>],
+    sample: impl Fn(usize) -> Option<SampleTiming>,
     cpu: bool,
     rules: &Readiness,
     now: Timestamp,
@@ -191,8 +211,9 @@ pub fn group_pods(
         classes: Vec::with_capacity(pods.len()),
         ..Default::default()
     };
-    for (pod, sample) in pods.iter().zip(samples) {
-        let class = classify_pod(pod, *sample, cpu, rules, now);
+    let classifier = Classifier::new(cpu, rules, now);
+    for (i, pod) in pods.iter().enumerate() {
+        let class = classifier.classify(pod, sample(i));
         match class {
             PodClass::Ready => g.ready_count += 1,
             PodClass::Unready => g.unready_count += 1,
@@ -204,32 +225,62 @@ pub fn group_pods(
     g
 }
 
-/// Sums each pod's requests for `resource` (only `container`'s, when named), as Kubernetes'
-/// `calculatePodRequests` does: a considered container without the request fails the whole
-/// calculation.
-pub fn pod_requests(
-    pods: &[Pod],
-    resource: &str,
+/// A container without the request a Utilization target needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MissingRequest<'a> {
+    /// The resource.
+    pub resource: &'a ResourceName,
+    /// The container.
+    pub container: &'a str,
+    /// The pod.
+    pub pod: &'a str,
+}
+
+impl std::fmt::Display for MissingRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "missing request for {} in container {} of Pod {}",
+            self.resource, self.container, self.pod
+        )
+    }
+}
+
+/// A pod's request for `resource` (only `container`'s, when named), summed over its
+/// containers; a considered container without the request is an error, as in Kubernetes'
+/// `calculatePodRequests`.
+#[inline(always)]
+pub fn pod_request<'a>(
+    pod: &'a Pod,
+    resource: &'a ResourceName,
     container: Option<&str>,
-) -> Result<Vec<i64>, String> {
-    let mut out = Vec::with_capacity(pods.len());
-    for pod in pods {
-        let mut sum: i64 = 0;
-        for c in &pod.containers {
-            if container.is_some_and(|name| name != c.name) {
-                continue;
-            }
-            match c.request(resource) {
-                Some(v) => sum = sum.saturating_add(v),
-                None => {
-                    return Err(format!(
-                        "missing request for {resource} in container {} of Pod {}",
-                        c.name, pod.name
-                    ))
-                }
+) -> Result<i64, MissingRequest<'a>> {
+    let mut sum: i64 = 0;
+    for c in &pod.containers {
+        if container.is_some_and(|name| name != c.name) {
+            continue;
+        }
+        match c.requests.get(resource) {
+            Some(v) => sum = sum.saturating_add(v),
+            None => {
+                return Err(MissingRequest {
+                    resource,
+                    container: &c.name,
+                    pod: &pod.name,
+                })
             }
         }
-        out.push(sum);
     }
-    Ok(out)
+    Ok(sum)
+}
+
+/// Every pod's request (see [`pod_request`]); the first pod lacking one fails the whole list.
+pub fn pod_requests(
+    pods: &[Pod],
+    resource: &ResourceName,
+    container: Option<&str>,
+) -> Result<Vec<i64>, String> {
+    pods.iter()
+        .map(|p| pod_request(p, resource, container).map_err(|m| m.to_string()))
+        .collect()
 }

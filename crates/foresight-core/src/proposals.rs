@@ -12,12 +12,13 @@ use jiff::Timestamp;
 
 use crate::autoscaler::{Metric, MetricSource, Target};
 use crate::metrics::{
-    container_resource_values, pod_custom_values, pod_resource_values, MetricData, PodMetricSet,
-    PodResourceSample, ValueSample,
+    container_resource_values, pod_custom_values, MetricData, PodMetricSet, PodResourceSample,
+    ValueSample,
 };
 use crate::replicas::{
     average_value_replicas, per_pod_replicas, utilization_replicas, value_ratio_replicas, Context,
 };
+use crate::resources::ResourceName;
 use crate::time::GO_ZERO_TIME;
 
 /// What the target's scale subresource reported.
@@ -114,6 +115,19 @@ fn milli(v: i64) -> Option<Quantity> {
     Some(Quantity::from_milli(v))
 }
 
+/// `"60%"`, without the `fmt` machinery (this runs on every decision).
+fn percent(v: i32) -> String {
+    concat(&[itoa::Buffer::new().format(v), "%"])
+}
+
+fn concat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
+}
+
 fn selector_problem(selector: Option<&LabelSelector>) -> Option<String> {
     for req in selector
         .iter()
@@ -138,26 +152,23 @@ const INVALID_RESOURCE_TARGET: &str =
 #[allow(clippy::too_many_arguments)]
 fn resource_metric(
     target: Target,
-    resource: &str,
+    resource: &ResourceName,
     container: Option<&str>,
     resource_metrics: &Result<Vec<PodResourceSample>, String>,
     scale: &Scale,
     namespace: &str,
     ctx: &Context<'_>,
 ) -> Result<MetricProposal, MetricFailure> {
-    let (reason, wrap) = match container {
-        None => (
-            "FailedGetResourceMetric",
-            format!("failed to get {resource} resource metric value"),
-        ),
-        Some(c) => (
-            "FailedGetContainerResourceMetric",
-            format!("failed to get {c} container metric value"),
-        ),
+    let reason = match container {
+        None => "FailedGetResourceMetric",
+        Some(_) => "FailedGetContainerResourceMetric",
     };
     let fail = |message: String| MetricFailure {
         reason,
-        error: format!("{wrap}: {message}"),
+        error: match container {
+            None => format!("failed to get {resource} resource metric value: {message}"),
+            Some(c) => format!("failed to get {c} container metric value: {message}"),
+        },
         message,
     };
     let what = match target {
@@ -181,39 +192,41 @@ fn resource_metric(
         }
         Ok(s) => s,
     };
-    let entries = match container {
-        None => pod_resource_values(samples, resource),
-        Some(c) => container_resource_values(samples, resource, c, namespace).map_err(|e| {
-            calc_fail(format!("unable to get metrics for resource {resource}: failed to get container metrics: {e}"))
-        })?,
+    let set = match container {
+        None => PodMetricSet::pod_resources(samples, resource, ctx.pods),
+        Some(c) => {
+            let entries = container_resource_values(samples, resource, c, namespace).map_err(|e| {
+                calc_fail(format!(
+                    "unable to get metrics for resource {resource}: failed to get container metrics: {e}"
+                ))
+            })?;
+            PodMetricSet::join(entries, ctx.pods)
+        }
     };
     let timestamp = samples[0].timestamp;
-    let set = PodMetricSet::join(entries, ctx.pods);
 
     let (replicas, current_status, current, target_text) = match target {
         Target::Utilization(t) => {
             let p = utilization_replicas(ctx, scale.spec_replicas, t, resource, container, &set)
                 .map_err(calc_fail)?;
+            let average = Quantity::from_milli(p.raw_average);
+            let current = concat(&[&percent(p.utilization), " (", &average.0, ")"]);
             let status = MetricValueStatus {
-                average_value: milli(p.raw_average),
+                average_value: Some(average),
                 average_utilization: Some(p.utilization),
                 value: None,
             };
-            (
-                p.replicas,
-                status,
-                format!(
-                    "{}% ({})",
-                    p.utilization,
-                    Quantity::from_milli(p.raw_average)
-                ),
-                format!("{t}%"),
-            )
+            (p.replicas, status, current, percent(t))
         }
         Target::AverageValue(t) => {
-            let (replicas, usage) =
-                average_value_replicas(ctx, scale.spec_replicas, t, resource == "cpu", &set)
-                    .map_err(calc_fail)?;
+            let (replicas, usage) = average_value_replicas(
+                ctx,
+                scale.spec_replicas,
+                t,
+                *resource == ResourceName::Cpu,
+                &set,
+            )
+            .map_err(calc_fail)?;
             let status = MetricValueStatus {
                 average_value: milli(usage),
                 ..Default::default()
@@ -231,7 +244,7 @@ fn resource_metric(
         None => MetricStatus {
             type_: "Resource".to_owned(),
             resource: Some(ResourceMetricStatus {
-                name: resource.to_owned(),
+                name: resource.to_string(),
                 current: current_status,
             }),
             ..Default::default()
@@ -239,7 +252,7 @@ fn resource_metric(
         Some(c) => MetricStatus {
             type_: "ContainerResource".to_owned(),
             container_resource: Some(ContainerResourceMetricStatus {
-                name: resource.to_owned(),
+                name: resource.to_string(),
                 current: current_status,
                 container: c.to_owned(),
             }),

@@ -6,7 +6,8 @@
 use jiff::Timestamp;
 
 use crate::metrics::PodMetricSet;
-use crate::pods::{group_pods, pod_requests, Grouping, Pod, PodClass, Readiness};
+use crate::pods::{pod_request, Classifier, Pod, PodClass, Readiness};
+use crate::resources::ResourceName;
 
 /// The usage-ratio dead band.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,7 +92,8 @@ pub struct UtilizationProposal {
 }
 
 /// Sums over the entries that have a request (pods in the list), as
-/// `GetResourceUtilizationRatio`: `(metrics total, requests total, count)`.
+/// `GetResourceUtilizationRatio`.
+#[derive(Clone, Copy, Default)]
 struct RatioSums {
     metrics: i128,
     requests: i128,
@@ -99,6 +101,12 @@ struct RatioSums {
 }
 
 impl RatioSums {
+    fn add(&mut self, value: i64, request: i64) {
+        self.metrics += i128::from(value);
+        self.requests += i128::from(request);
+        self.count += 1;
+    }
+
     fn utilization(&self, target: i32) -> Result<(f64, i32, i64), String> {
         if self.requests == 0 {
             return Err("no metrics returned matched known pods".to_owned());
@@ -117,41 +125,64 @@ impl RatioSums {
     }
 }
 
+/// How many pods fell in each class.
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    ready: usize,
+    unready: usize,
+    missing: usize,
+}
+
+impl Counts {
+    fn add(&mut self, class: PodClass) {
+        match class {
+            PodClass::Ready => self.ready += 1,
+            PodClass::Unready => self.unready += 1,
+            PodClass::Missing => self.missing += 1,
+            PodClass::Ignored => {}
+        }
+    }
+}
+
 /// `GetResourceReplicas`: Resource or ContainerResource metric with a Utilization target.
+///
+/// One pass classifies the pods (`groupPods`), sums the requests (`calculatePodRequests`) and
+/// the ready pods' usage; errors are reported in Kubernetes' order afterwards. A second pass
+/// runs only when Kubernetes rebalances (missing pods, or unready pods on a scale-up).
 pub fn utilization_replicas(
     ctx: &Context<'_>,
     current: i32,
     target_utilization: i32,
-    resource: &str,
+    resource: &ResourceName,
     container: Option<&str>,
     metrics: &PodMetricSet<'_>,
 ) -> Result<UtilizationProposal, String> {
     if ctx.pods.is_empty() {
         return Err(NO_PODS.to_owned());
     }
-    let groups = group_pods(
-        ctx.pods,
-        &metrics.timings(),
-        resource == "cpu",
-        &ctx.readiness,
-        ctx.now,
-    );
-    if groups.ready_count + metrics.unmatched == 0 {
+    let classifier = Classifier::new(*resource == ResourceName::Cpu, &ctx.readiness, ctx.now);
+    let mut counts = Counts::default();
+    let mut sums = RatioSums::default();
+    let mut request_error = None;
+    for (i, pod) in ctx.pods.iter().enumerate() {
+        let entry = metrics.entry_of_pod(i);
+        let class = classifier.classify(pod, entry.map(|e| e.timing));
+        counts.add(class);
+        match pod_request(pod, resource, container) {
+            Ok(request) if class == PodClass::Ready => {
+                sums.add(entry.map_or(0, |e| e.value), request)
+            }
+            Ok(_) => {}
+            Err(missing) => {
+                request_error.get_or_insert(missing);
+            }
+        }
+    }
+    if counts.ready + metrics.unmatched == 0 {
         return Err(NO_READY_METRICS.to_owned());
     }
-    let requests = pod_requests(ctx.pods, resource, container)?;
-
-    let mut sums = RatioSums {
-        metrics: 0,
-        requests: 0,
-        count: 0,
-    };
-    for (i, class) in groups.classes.iter().enumerate() {
-        if *class == PodClass::Ready {
-            sums.metrics += i128::from(metrics.value_of_pod(i).unwrap_or(0));
-            sums.requests += i128::from(requests[i]);
-            sums.count += 1;
-        }
+    if let Some(missing) = request_error {
+        return Err(missing.to_string());
     }
     let (ratio, utilization, raw_average) = sums.utilization(target_utilization)?;
     let outcome = |replicas| {
@@ -162,28 +193,30 @@ pub fn utilization_replicas(
         })
     };
 
-    let scale_up_with_unready = groups.unready_count > 0 && ratio > 1.0;
-    if !scale_up_with_unready && groups.missing_count == 0 {
+    let scale_up_with_unready = counts.unready > 0 && ratio > 1.0;
+    if !scale_up_with_unready && counts.missing == 0 {
         if ctx.tolerance.within(ratio) {
             return outcome(current);
         }
-        return outcome(ceil_i32(ratio * groups.ready_count as f64));
+        return outcome(ceil_i32(ratio * counts.ready as f64));
     }
 
     // Rebalance: assume missing pods use their request (or the target, if above 100%) on a
     // scale-down and nothing on a scale-up; unready pods use nothing on a scale-up.
-    let fallback = i128::from(target_utilization.max(100));
-    let mut entries = groups.ready_count + metrics.unmatched;
-    for (i, class) in groups.classes.iter().enumerate() {
+    let fallback = i64::from(target_utilization.max(100));
+    let mut entries = counts.ready + metrics.unmatched;
+    for (i, pod) in ctx.pods.iter().enumerate() {
+        let class = classifier.classify(pod, metrics.timing_of_pod(i));
+        let request = pod_request(pod, resource, container).map_err(|m| m.to_string())?;
         let value = match class {
-            PodClass::Missing if ratio < 1.0 => i128::from(requests[i]) * fallback / 100,
+            PodClass::Missing if ratio < 1.0 => {
+                saturate_i64(i128::from(request) * i128::from(fallback) / 100)
+            }
             PodClass::Missing if ratio > 1.0 => 0,
             PodClass::Unready if scale_up_with_unready => 0,
             _ => continue,
         };
-        sums.metrics += value;
-        sums.requests += i128::from(requests[i]);
-        sums.count += 1;
+        sums.add(value, request);
         entries += 1;
     }
     let (new_ratio, _, _) = sums.utilization(target_utilization)?;
@@ -223,38 +256,36 @@ pub fn average_value_replicas(
     if ctx.pods.is_empty() {
         return Err(NO_PODS.to_owned());
     }
-    let groups: Grouping = group_pods(
-        ctx.pods,
-        &metrics.timings(),
-        cpu_rules,
-        &ctx.readiness,
-        ctx.now,
-    );
-    let mut entries = groups.ready_count + metrics.unmatched;
+    let classifier = Classifier::new(cpu_rules, &ctx.readiness, ctx.now);
+    let mut counts = Counts::default();
+    let mut total: i128 = metrics.unmatched_total;
+    for (i, pod) in ctx.pods.iter().enumerate() {
+        let entry = metrics.entry_of_pod(i);
+        let class = classifier.classify(pod, entry.map(|e| e.timing));
+        counts.add(class);
+        if class == PodClass::Ready {
+            total += i128::from(entry.map_or(0, |e| e.value));
+        }
+    }
+    let mut entries = counts.ready + metrics.unmatched;
     if entries == 0 {
         return Err(NO_READY_METRICS.to_owned());
-    }
-    let mut total: i128 = metrics.unmatched_total(ctx.pods);
-    for (i, class) in groups.classes.iter().enumerate() {
-        if *class == PodClass::Ready {
-            total += i128::from(metrics.value_of_pod(i).unwrap_or(0));
-        }
     }
     let usage = saturate_i64(total / entries as i128);
     let ratio = usage as f64 / target as f64;
 
-    let scale_up_with_unready = groups.unready_count > 0 && ratio > 1.0;
-    if !scale_up_with_unready && groups.missing_count == 0 {
+    let scale_up_with_unready = counts.unready > 0 && ratio > 1.0;
+    if !scale_up_with_unready && counts.missing == 0 {
         if ctx.tolerance.within(ratio) {
             return Ok((current, usage));
         }
-        return Ok((ceil_i32(ratio * groups.ready_count as f64), usage));
+        return Ok((ceil_i32(ratio * counts.ready as f64), usage));
     }
 
     // Rebalance: missing pods at exactly the target on a scale-down, at zero on a scale-up;
     // unready pods at zero on a scale-up.
-    for class in &groups.classes {
-        let value = match class {
+    for (i, pod) in ctx.pods.iter().enumerate() {
+        let value = match classifier.classify(pod, metrics.timing_of_pod(i)) {
             PodClass::Missing if ratio < 1.0 => i128::from(target),
             PodClass::Missing if ratio > 1.0 => 0,
             PodClass::Unready if scale_up_with_unready => 0,

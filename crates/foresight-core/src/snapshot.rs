@@ -21,6 +21,7 @@ use crate::metrics::{ContainerUsage, MetricData, PodResourceSample, PodValueSamp
 use crate::pods::{Container, Pod, PodPhase, ReadyCondition};
 use crate::prediction::{Algorithm, Forecast};
 use crate::proposals::Scale;
+use crate::resources::ResourceList;
 use crate::time::GO_ZERO_TIME;
 
 /// A pod's `Ready` condition.
@@ -203,12 +204,12 @@ impl PodJson {
     pub fn to_pod(&self, path: &str) -> Result<Pod, SnapshotError> {
         let mut containers = Vec::with_capacity(self.containers.len());
         for (i, c) in self.containers.iter().enumerate() {
-            let mut requests = Vec::new();
+            let mut requests = ResourceList::default();
             for (r, q) in c.requests.iter().flatten() {
-                requests.push((
-                    r.clone(),
+                requests.set(
+                    r,
                     milli(q, || format!("{path}.containers[{i}].requests.{r}"))?,
-                ));
+                );
             }
             containers.push(Container {
                 name: c.name.clone(),
@@ -246,12 +247,12 @@ pub fn pod_resource_metrics(
     for (i, m) in list.iter().enumerate() {
         let mut containers = Vec::with_capacity(m.containers.len());
         for (j, c) in m.containers.iter().enumerate() {
-            let mut usage = Vec::with_capacity(c.usage.len());
+            let mut usage = ResourceList::default();
             for (r, q) in &c.usage {
-                usage.push((
-                    r.clone(),
+                usage.set(
+                    r,
                     milli(q, || format!("{path}[{i}].containers[{j}].usage.{r}"))?,
-                ));
+                );
             }
             containers.push(ContainerUsage {
                 name: c.name.clone(),

@@ -121,13 +121,13 @@ pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
         scale_down_events: to_events(state.scale_down_events),
     };
 
-    let decision = decide(&autoscaler, &observation, &prior, &history, now);
+    let decision = decide(&autoscaler, &observation, prior.clone(), history, now);
     let (outcome, written) = match (decision.scale_to, &scale.update_error) {
         (None, _) => (ScaleOutcome::NotAttempted, None),
         (Some(_), Some(e)) => (ScaleOutcome::Failed(e.clone()), None),
         (Some(n), None) => (ScaleOutcome::Applied, Some(n)),
     };
-    let result = decision.finish(&autoscaler, &prior, outcome);
+    let result = decision.finish(&autoscaler, outcome);
 
     expect_eq(
         "reconcileError",

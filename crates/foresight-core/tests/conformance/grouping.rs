@@ -39,7 +39,13 @@ pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
                 })
         })
         .collect();
-    let g = group_pods(&pods, &timings, resource == "cpu", &cfg.readiness, now);
+    let g = group_pods(
+        &pods,
+        |i| timings[i],
+        resource == "cpu",
+        &cfg.readiness,
+        now,
+    );
     let names = |class: PodClass| {
         let mut v: Vec<&str> = pods
             .iter()

@@ -15,6 +15,7 @@ use serde_json::Value;
 mod behavior;
 mod common;
 mod controller;
+mod cron;
 mod defaults;
 mod grouping;
 mod replicas;
@@ -78,6 +79,7 @@ fn check(case: &Case) -> Result<(), String> {
         "controller" => controller::check(&case.input, &case.expect),
         "defaults" => defaults::check(&case.input, &case.expect),
         "validation" => validation::check(&case.input, &case.expect),
+        "cron" => cron::check(&case.input, &case.expect),
         other => Err(format!("kind {other:?} is not handled by the harness")),
     }
 }
