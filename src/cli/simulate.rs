@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use foresight_core::autoscaler::MetricSource;
+use foresight_core::resources::ResourceName;
 use foresight_sim::load::{LoadPoint, LoadTrace};
 use foresight_sim::policy::{policies_from_manifest, Policy};
 use foresight_sim::report::{render, ReportContext};
@@ -255,7 +256,7 @@ fn load_unit(policies: &[CompiledPolicy]) -> &'static str {
         .first()
         .and_then(|p| p.autoscaler.metrics.first())
         .is_some_and(
-            |m| matches!(&m.source, MetricSource::Resource { resource, .. } if resource == "cpu"),
+            |m| matches!(&m.source, MetricSource::Resource { resource, .. } if *resource == ResourceName::Cpu),
         );
     if cpu {
         "cores"

@@ -10,6 +10,7 @@ use foresight_api::status::ConditionStatus;
 use foresight_core::decision::Observation;
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
 use foresight_core::proposals::Scale;
+use foresight_core::resources::ResourceList;
 use jiff::Timestamp;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -178,7 +179,7 @@ impl Cluster {
             deletion_timestamp: None,
             containers: vec![Container {
                 name: "app".to_owned(),
-                requests: vec![("cpu".to_owned(), self.template.cpu_request_millicores)],
+                requests: ResourceList::cpu(self.template.cpu_request_millicores),
             }],
         });
         self.next_ready = self.next_ready.min(ready_at);

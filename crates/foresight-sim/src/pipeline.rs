@@ -11,6 +11,7 @@ use foresight_core::autoscaler::{Autoscaler, MetricSource};
 use foresight_core::metrics::{
     ContainerUsage, MetricData, PodResourceSample, PodValueSample, ValueSample,
 };
+use foresight_core::resources::ResourceList;
 use jiff::SignedDuration;
 
 use crate::cluster::{timestamp, Cluster};
@@ -152,7 +153,7 @@ impl Pipeline {
                             window: window_duration,
                             containers: vec![ContainerUsage {
                                 name: "app".to_owned(),
-                                usage: vec![("cpu".to_owned(), u)],
+                                usage: ResourceList::cpu(u),
                             }],
                         }),
                 );
@@ -160,9 +161,7 @@ impl Pipeline {
                 for (sample, &u) in samples.iter_mut().zip(&usage) {
                     sample.timestamp = ts;
                     if let Some(c) = sample.containers.first_mut() {
-                        if let Some(v) = c.usage.first_mut() {
-                            v.1 = u;
-                        }
+                        c.usage.cpu = Some(u);
                     }
                 }
             }
@@ -249,7 +248,7 @@ mod tests {
             .as_ref()
             .unwrap()
             .iter()
-            .map(|s| (s.pod.clone(), s.containers[0].usage[0].1))
+            .map(|s| (s.pod.clone(), s.containers[0].usage.cpu.unwrap()))
             .collect()
     }
 

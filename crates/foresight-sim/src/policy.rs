@@ -5,6 +5,7 @@ use foresight_api::manifest::{classify, parse_documents, Document};
 use foresight_api::validation::ValidationErrors;
 use foresight_api::EffectiveHorizontalPodAutoscalerSpec;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig, MetricSource};
+use foresight_core::resources::ResourceName;
 
 use crate::error::SimError;
 
@@ -37,7 +38,7 @@ impl Policy {
         .map_err(|errors| fail(ValidationErrors(errors).to_string()))?;
         for (i, metric) in autoscaler.metrics.iter().enumerate() {
             if let MetricSource::Resource { resource, .. } = &metric.source {
-                if resource != "cpu" {
+                if *resource != ResourceName::Cpu {
                     return Err(fail(format!(
                         "spec.metrics[{i}]: the simulator models one load signal, which CPU metrics \
                          read as cores; a {resource} metric cannot be simulated"

@@ -164,11 +164,12 @@ pub fn run_policy(
             }
         }
         pipeline.refresh(t, &mut cluster, &meter);
+        // The core takes status and history by value and hands them back from `finish`.
         let decision = decide(
             autoscaler,
             cluster.observation(),
-            &status,
-            &history,
+            std::mem::take(&mut status),
+            std::mem::take(&mut history),
             timestamp(t),
         );
         let from = cluster.replicas();
@@ -181,7 +182,7 @@ pub fn run_policy(
             None => ScaleOutcome::NotAttempted,
         };
         keeper.decision(from, scale_to);
-        let mut reconciled = decision.finish(autoscaler, &status, outcome);
+        let mut reconciled = decision.finish(autoscaler, outcome);
         let record = reconciled.status.last_decision.take();
         if let (Some(r), Some(record)) = (recorder.as_mut(), record) {
             if scale_to.is_some_and(|n| n != from) {
