@@ -99,6 +99,10 @@ const BAD: &[(&str, &str, &str)] = &[
     ("dsp sample interval over an hour", "  prediction: {predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 2h}}}\n", "spec.prediction.predictionAlgorithm.dsp.sampleInterval"),
     ("dsp history under 48h", "  prediction: {predictionAlgorithm: {algorithmType: dsp, dsp: {historyLength: 1d}}}\n", "spec.prediction.predictionAlgorithm.dsp.historyLength"),
     ("cron duplicate names", "  crons:\n  - {name: a, start: '0 6 * * *', end: '0 9 * * *', targetReplicas: 3}\n  - {name: a, start: '0 18 * * *', end: '0 20 * * *', targetReplicas: 3}\n", "spec.crons[1].name"),
+    ("cron schedule with six fields", "  crons: [{name: a, start: '0 0 6 * * *', end: '0 9 * * *', targetReplicas: 3}]\n", "spec.crons[0].start"),
+    ("cron minute out of range", "  crons: [{name: a, start: '0 6 * * *', end: '60 9 * * *', targetReplicas: 3}]\n", "spec.crons[0].end"),
+    ("cron start equals end", "  crons: [{name: a, start: '0 6 * * *', end: '0 6 * * *', targetReplicas: 3}]\n", "spec.crons[0].end"),
+    ("cron unknown time zone", "  crons: [{name: a, timezone: Mars/Olympus, start: '0 6 * * *', end: '0 9 * * *', targetReplicas: 3}]\n", "spec.crons[0].timezone"),
     ("cron negative target", "  crons: [{name: a, start: '0 6 * * *', end: '0 9 * * *', targetReplicas: -2}]\n", "spec.crons[0].targetReplicas"),
 ];
 

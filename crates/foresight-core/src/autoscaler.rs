@@ -9,6 +9,7 @@ use foresight_api::validation::FieldError;
 use jiff::SignedDuration;
 
 use crate::behavior::{Behavior, LegacyScaleUpLimit};
+use crate::cron::CronSet;
 use crate::pods::Readiness;
 use crate::replicas::Tolerance;
 use crate::resources::ResourceName;
@@ -412,6 +413,8 @@ pub struct Autoscaler {
     pub specific_replicas: Option<i32>,
     /// How far ahead forecasts are scaled for, seconds; `None` when prediction is off.
     pub prediction_window_seconds: Option<i64>,
+    /// The crons, compiled; `None` without crons.
+    pub crons: Option<CronSet>,
     /// The spec it was compiled from (defaulted).
     pub spec: EffectiveHorizontalPodAutoscalerSpec,
 }
@@ -428,11 +431,26 @@ impl Autoscaler {
         if !errors.is_empty() {
             return Err(errors);
         }
-        Ok(Self::compile_unchecked(namespace, name, spec, config))
+        let mut autoscaler = Self::compile_unchecked(namespace, name, spec, config);
+        if !spec.crons.is_empty() {
+            let crons =
+                CronSet::compile(&spec.crons, &config.local_time_zone).map_err(|errors| {
+                    errors
+                        .into_iter()
+                        .map(|mut e| {
+                            e.field = format!("spec.{}", e.field);
+                            e
+                        })
+                        .collect::<Vec<_>>()
+                })?;
+            autoscaler.crons = Some(crons);
+        }
+        Ok(autoscaler)
     }
 
     /// Compiles without validating, for objects already accepted elsewhere (the Kubernetes
-    /// conformance cases validate with Kubernetes' own rules).
+    /// conformance cases validate with Kubernetes' own rules). Crons are compiled only by
+    /// [`Autoscaler::new`], which can report their problems.
     pub fn compile_unchecked(
         namespace: &str,
         name: &str,
@@ -486,6 +504,7 @@ impl Autoscaler {
                 .as_ref()
                 .filter(|p| p.prediction_algorithm.is_some())
                 .map(|p| i64::from(p.prediction_window_seconds.unwrap_or(3600))),
+            crons: None,
             spec,
         }
     }

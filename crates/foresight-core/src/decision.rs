@@ -15,8 +15,9 @@ use jiff::Timestamp;
 use crate::autoscaler::Autoscaler;
 use crate::behavior::{normalize, record_rescale, LimitReason, NormalizeArgs};
 use crate::conditions::{
-    self, ABLE_TO_SCALE, PREDICTION_READY, READY, SCALING_ACTIVE, SCALING_LIMITED,
+    self, ABLE_TO_SCALE, CRON_ACTIVE, PREDICTION_READY, READY, SCALING_ACTIVE, SCALING_LIMITED,
 };
+use crate::cron::cron_proposal;
 use crate::forecasting::{forecast_proposal, ForecastInput};
 use crate::metrics::{MetricData, PodResourceSample};
 use crate::pods::Pod;
@@ -436,6 +437,7 @@ impl Decision {
         }
         self.metric_statuses = Some(statuses);
         self.predict(a, obs, scale, &ctx, &mut candidates);
+        self.cron(a, scale, &mut candidates);
 
         // The largest proposal wins; on ties the earlier one (Kubernetes' `replicas == 0 ||
         // proposal > replicas`).
@@ -592,6 +594,45 @@ impl Decision {
             ),
         };
         self.set(PREDICTION_READY, status, reason, &message);
+    }
+
+    /// The cron proposal: the largest active `targetReplicas`, exactly (no tolerance); with
+    /// no cron active, the current count when cron is the only source, else nothing.
+    fn cron(&mut self, a: &Autoscaler, scale: &Scale, candidates: &mut Vec<Candidate<'_>>) {
+        let Some(crons) = &a.crons else {
+            conditions::remove(&mut self.status.conditions, CRON_ACTIVE);
+            return;
+        };
+        let state = crons.evaluate(self.time);
+        let cron_only = a.metrics.is_empty();
+        let proposal = cron_proposal(&state, scale.spec_replicas, cron_only);
+        let message = state.to_string();
+        let names: Vec<&str> = state.active.iter().map(|c| c.name.as_str()).collect();
+        let name = if names.is_empty() {
+            "cron (no window open)".to_owned()
+        } else {
+            format!("cron {}", names.join(", "))
+        };
+        self.record.proposals.push(ProposalRecord {
+            source: "cron".to_owned(),
+            name: name.clone(),
+            replicas: proposal,
+            target: state.target.map(|t| t.to_string()),
+            detail: Some(message.clone()),
+            ..Default::default()
+        });
+        if let Some(n) = proposal {
+            candidates.push(Candidate {
+                replicas: n,
+                name: Cow::Owned(name),
+            });
+        }
+        let (open, reason) = if state.active.is_empty() {
+            (false, "NoWindowOpen")
+        } else {
+            (true, "WindowOpen")
+        };
+        self.set(CRON_ACTIVE, open, reason, &message);
     }
 
     /// Stabilization, rate limits and bounds (`normalizeDesiredReplicas[WithBehaviors]`).

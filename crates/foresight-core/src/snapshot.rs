@@ -422,6 +422,7 @@ pub enum ForecastJson {
     /// Reading the history failed with this error.
     Failed(String),
     /// A forecast series.
+    #[serde(rename_all = "camelCase")]
     Ready {
         /// `dsp` or `percentile`.
         algorithm: String,
