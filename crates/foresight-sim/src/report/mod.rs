@@ -265,6 +265,26 @@ fn bucket_text(seconds: i64) -> String {
     }
 }
 
+/// The highest of the forecast peaks of each local day: every refit finds a peak inside its
+/// window, and marking them all would bury the chart.
+fn daily_peaks(peaks: &[(i64, f64)], tz: &TimeZone) -> Vec<(i64, f64)> {
+    let mut sorted = peaks.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    let mut out: Vec<(jiff::civil::Date, i64, f64)> = Vec::new();
+    for (at, value) in sorted {
+        let day = timestamp(at).to_zoned(tz.clone()).date();
+        match out.last_mut() {
+            Some(last) if last.0 == day => {
+                if value > last.2 {
+                    *last = (day, at, value);
+                }
+            }
+            _ => out.push((day, at, value)),
+        }
+    }
+    out.into_iter().map(|(_, at, v)| (at, v)).collect()
+}
+
 fn cron_titles(windows: &[CronWindow], tz: &TimeZone) -> Vec<String> {
     windows
         .iter()
@@ -355,20 +375,24 @@ fn policy_section(
         chart.line(t.start, t.bucket_seconds, &t.forecast, "forecast", &dashed);
         chart.legend("forecast", &dashed, false);
     }
-    if !t.forecast_peaks.is_empty() {
-        let peaks: Vec<(i64, f64, String)> = t
-            .forecast_peaks
-            .iter()
-            .map(|&(at, v)| {
-                (
-                    at,
+    let peaks: Vec<(i64, f64, String)> = daily_peaks(&t.forecast_peaks, tz)
+        .into_iter()
+        .map(|(at, v)| {
+            (
+                at,
+                v,
+                format!(
+                    "the day's highest forecast peak: {:.2} {} at {}",
                     v,
-                    format!("forecast peak {:.2} {} at {}", v, ctx.unit, local(at, tz)),
-                )
-            })
-            .collect();
+                    ctx.unit,
+                    local(at, tz)
+                ),
+            )
+        })
+        .collect();
+    if !peaks.is_empty() {
         chart.markers(&peaks, "peaks", "triangle", "fill:#333");
-        chart.legend("forecast peak", "fill:#333", true);
+        chart.legend("daily forecast peak", "fill:#333", true);
     }
     let _ = write!(
         html,
