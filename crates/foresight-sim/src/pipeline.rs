@@ -57,6 +57,8 @@ pub struct Pipeline {
     needs_resource: bool,
     /// The scrape and pod list the observation currently shows.
     shown: Option<(i64, u64, usize)>,
+    /// Scratch space for the pods' usage, reused from scrape to scrape.
+    usage: Vec<i64>,
 }
 
 impl Pipeline {
@@ -69,6 +71,7 @@ impl Pipeline {
             needs_resource: feeds.contains(&Feed::Resource),
             feeds,
             shown: None,
+            usage: Vec::new(),
         }
     }
 
@@ -109,19 +112,18 @@ impl Pipeline {
         let full_share = (end.per_pod - start.per_pod) / window;
         let total = (end.served - start.served) / window;
         // Each sampled pod's average usage over the window, in thousandths.
-        let usage: Vec<i64> = cluster.lives()[..sampled]
-            .iter()
-            .map(|l| {
-                let share = if !l.ready || l.ready_at > scrape {
-                    0.0
-                } else if l.ready_at <= from {
-                    full_share
-                } else {
-                    (end.per_pod - l.per_pod_at_ready) / window
-                };
-                milli(share)
-            })
-            .collect();
+        let mut usage = std::mem::take(&mut self.usage);
+        usage.clear();
+        usage.extend(cluster.lives()[..sampled].iter().map(|l| {
+            let share = if !l.ready || l.ready_at > scrape {
+                0.0
+            } else if l.ready_at <= from {
+                full_share
+            } else {
+                (end.per_pod - l.per_pod_at_ready) / window
+            };
+            milli(share)
+        }));
         let ts = timestamp(scrape);
         let window_duration = SignedDuration::from_secs(self.window);
         let pod_names: Vec<String> = if rebuild {
@@ -201,6 +203,7 @@ impl Pipeline {
                 }
             }
         }
+        self.usage = usage;
     }
 }
 

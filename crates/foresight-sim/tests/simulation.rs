@@ -185,3 +185,51 @@ fn several_policies_run_side_by_side_in_the_order_given() {
     );
     assert!(b.replica_hours < a.replica_hours, "{a:?} {b:?}");
 }
+
+#[test]
+fn custom_and_external_metrics_read_the_same_load() {
+    // Per pod 0.5 of the load, or 0.5 per pod of the total: both mean 16 pods for 8.
+    let pods = POLICY.replace(
+        "    - type: Resource\n      resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}",
+        "    - type: Pods\n      pods: {metric: {name: requests_per_second}, target: {type: AverageValue, averageValue: 500m}}",
+    );
+    let external = POLICY.replace(
+        "    - type: Resource\n      resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}",
+        "    - type: External\n      external: {metric: {name: queue_rate}, target: {type: AverageValue, averageValue: 500m}}",
+    );
+    for text in [pods, external] {
+        let sim = run(&policy(&text), &step_load(), &ModelConfig::default());
+        let t = sim.policies[0].timeline.as_ref().unwrap();
+        assert_eq!(t.replicas.first(), Some(&4), "{text}");
+        assert_eq!(t.replicas.last(), Some(&16), "{text}");
+    }
+}
+
+#[test]
+fn a_fleet_gives_the_same_scores_on_any_number_of_threads() {
+    use foresight_sim::fleet::{run_fleet, Workload};
+    let autoscaler = compile_policies(&policy(POLICY)).unwrap()[0]
+        .autoscaler
+        .clone();
+    let fleet: Vec<Workload> = (0..6)
+        .map(|i| Workload {
+            name: format!("w{i}"),
+            autoscaler: autoscaler.clone(),
+            load: LoadTrace::new(generate(&SyntheticConfig {
+                days: 1,
+                seed: i,
+                ..Default::default()
+            }))
+            .unwrap()
+            .scaled_to_peak(5.0 + i as f64),
+        })
+        .collect();
+    let model = ModelConfig {
+        recording: foresight_sim::Recording::ScoresOnly,
+        ..Default::default()
+    };
+    let one = run_fleet(&fleet, &model, Some(1));
+    assert_eq!(one, run_fleet(&fleet, &model, Some(3)));
+    let names: Vec<&str> = one.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["w0", "w1", "w2", "w3", "w4", "w5"]);
+}
