@@ -39,8 +39,9 @@ pub struct SimulateArgs {
     /// Generate the load: daily and weekly rhythm, noise and spikes (seeded by --seed).
     #[arg(long)]
     pub synthetic: bool,
-    /// Days of synthetic load.
-    #[arg(long, default_value_t = 7, value_name = "DAYS")]
+    /// Days of synthetic load (1 to 366).
+    #[arg(long, default_value_t = 7, value_name = "DAYS",
+          value_parser = clap::value_parser!(u32).range(1..=366))]
     pub days: u32,
     /// Scale the trace so that its maximum is what N pods carry at the first policy's target.
     #[arg(long, default_value_t = 20, value_name = "N")]
@@ -210,18 +211,14 @@ fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String)> {
     }
     if args.synthetic || !args.specs.is_empty() {
         let points = generate(&SyntheticConfig {
-            days: args.days.max(1),
+            days: args.days,
             seed: args.seed,
             ..Default::default()
         });
         let trace = LoadTrace::new(points)?;
         return Ok((
             trace,
-            format!(
-                "synthetic load ({} days, seed {})",
-                args.days.max(1),
-                args.seed
-            ),
+            format!("synthetic load ({} days, seed {})", args.days, args.seed),
         ));
     }
     let trace = parse_trace(EXAMPLE_TRACE)

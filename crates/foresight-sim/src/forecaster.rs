@@ -136,3 +136,68 @@ impl Forecaster {
             .and_then(|f| f.peak_in(now, now.saturating_add(self.window)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::policies_from_manifest;
+
+    fn forecaster(prediction: &str) -> Option<Forecaster> {
+        let text = format!(
+            "apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {{name: web}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  maxReplicas: 10
+{prediction}"
+        );
+        let policy = &policies_from_manifest(&text, "web").unwrap()[0];
+        Forecaster::for_autoscaler(&policy.compile().unwrap(), &ModelConfig::default())
+    }
+
+    const DSP: &str = "  prediction:
+    predictionWindowSeconds: 600
+    predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 60s, historyLength: 3d}}
+";
+
+    #[test]
+    fn no_prediction_no_forecaster() {
+        assert!(forecaster("").is_none());
+    }
+
+    #[test]
+    fn history_holds_the_mean_served_load_of_each_interval_stamped_at_its_start() {
+        let mut f = forecaster(DSP).unwrap();
+        assert_eq!(f.interval_seconds(), 60);
+        let mut meter = Meter::new(0, 15, 30, 0.0, 0.0);
+        let mut t = 0;
+        f.observe(t, &meter);
+        for served in [2.0, 2.0, 4.0, 4.0, 1.0, 1.0, 1.0, 1.0] {
+            meter.add(30, 1, served);
+            t += 30;
+            meter.reach(t);
+            f.observe(t, &meter);
+        }
+        let history: Vec<(i64, f64)> = f.history.iter().map(|s| (s.ts, s.value)).collect();
+        assert_eq!(history, [(0, 2.0), (60, 4.0), (120, 1.0), (180, 1.0)]);
+    }
+
+    #[test]
+    fn refits_are_spaced_by_the_refit_interval_and_reach_the_observation() {
+        let mut f = forecaster(DSP).unwrap();
+        let mut observation = Observation::default();
+        f.refit_if_due(0, &mut observation);
+        // One input per metric (the defaulted CPU metric), not ready without history.
+        assert_eq!(observation.forecasts.len(), 1);
+        assert!(matches!(
+            observation.forecasts[0],
+            ForecastInput::NotReady(_)
+        ));
+        observation.forecasts.clear();
+        f.refit_if_due(3599, &mut observation);
+        assert!(observation.forecasts.is_empty(), "refitted before the hour");
+        f.refit_if_due(3600, &mut observation);
+        assert_eq!(observation.forecasts.len(), 1);
+    }
+}

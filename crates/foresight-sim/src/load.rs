@@ -6,6 +6,11 @@
 
 use crate::error::SimError;
 
+/// The first and last timestamps a trace may hold (0001-01-01 and 9998-01-01 UTC): time
+/// arithmetic on them can never overflow, and every instant has a calendar date.
+const FIRST_TS: i64 = -62_135_596_800;
+const LAST_TS: i64 = 253_370_764_800;
+
 /// One point of a load trace: the load from `ts` (Unix seconds) until the next point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LoadPoint {
@@ -31,6 +36,13 @@ impl LoadTrace {
             return Err(SimError::Trace("the trace has no samples".to_owned()));
         };
         for (i, p) in points.iter().enumerate() {
+            if !(FIRST_TS..=LAST_TS).contains(&p.ts) {
+                return Err(SimError::Trace(format!(
+                    "sample {} has timestamp {}, outside the years 0001 to 9998",
+                    i + 1,
+                    p.ts
+                )));
+            }
             if !p.value.is_finite() || p.value < 0.0 {
                 return Err(SimError::Trace(format!(
                     "sample {} (ts {}) has value {}; load must be a finite number >= 0",
@@ -208,5 +220,11 @@ mod tests {
         ])
         .unwrap_err();
         assert!(unsorted.to_string().contains("sample 2"), "{unsorted}");
+        let far = LoadTrace::new(vec![LoadPoint {
+            ts: i64::MAX,
+            value: 1.0,
+        }])
+        .unwrap_err();
+        assert!(far.to_string().contains("outside the years"), "{far}");
     }
 }
