@@ -233,3 +233,36 @@ fn a_fleet_gives_the_same_scores_on_any_number_of_threads() {
     let names: Vec<&str> = one.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["w0", "w1", "w2", "w3", "w4", "w5"]);
 }
+
+#[test]
+fn on_the_bundled_example_prediction_leaves_fewer_minutes_under_provisioned() {
+    let example = &policy(include_str!("../../../examples/simulate/policy.yaml"))[0];
+    let samples = foresight_core::trace::parse_csv(include_str!(
+        "../../../examples/simulate/crane-input0.csv"
+    ))
+    .unwrap();
+    let raw = LoadTrace::new(
+        samples
+            .iter()
+            .map(|s| LoadPoint {
+                ts: s.ts,
+                value: s.value,
+            })
+            .collect(),
+    )
+    .unwrap();
+    let policies = [
+        example.reactive("reactive"),
+        example.without_crons("predictive"),
+    ];
+    let compiled = compile_policies(&policies).unwrap();
+    let model = ModelConfig::default();
+    assert_eq!(model.startup_delay_seconds, 60);
+    let load = scaled_load(&raw, LoadScale::PeakReplicas(20), &compiled, &model);
+    let sim = simulate(&load, &compiled, &model, &|_| {}).unwrap();
+    let (reactive, predictive) = (&sim.policies[0].scores, &sim.policies[1].scores);
+    assert!(
+        predictive.under_provisioned_minutes < reactive.under_provisioned_minutes,
+        "reactive {reactive:?}\npredictive {predictive:?}"
+    );
+}
