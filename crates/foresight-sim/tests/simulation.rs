@@ -266,3 +266,38 @@ fn on_the_bundled_example_prediction_leaves_fewer_minutes_under_provisioned() {
         "reactive {reactive:?}\npredictive {predictive:?}"
     );
 }
+
+#[test]
+fn the_report_escapes_names_and_explains_every_rescale() {
+    use foresight_sim::report::{render, ReportContext};
+    let mut policies = policy(POLICY);
+    policies[0].name = "<b>web</b> & co".to_owned();
+    let model = ModelConfig::default();
+    let sim = run(&policies, &step_load(), &model);
+    let html = render(
+        &sim,
+        &ReportContext {
+            source: "step.csv",
+            model: &model,
+            unit: "cores",
+            time_zone: jiff::tz::TimeZone::UTC,
+        },
+    );
+    assert!(!html.contains("<b>web</b>"));
+    assert!(html.contains("&lt;b&gt;web&lt;/b&gt; &amp; co"));
+    for id in [
+        "scores",
+        "chart-capacity",
+        "chart-replicas",
+        "chart-policy-0",
+        "chart-replicas-0",
+        "decisions-0",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    // Two rescales (4 -> 8 -> 16), each with a hover mark and a table row saying why.
+    let rescales = sim.policies[0].timeline.as_ref().unwrap().decisions.len();
+    assert_eq!(rescales, 2);
+    assert_eq!(html.matches("<circle").count(), rescales);
+    assert_eq!(html.matches("above target").count(), 2 * rescales);
+}

@@ -56,7 +56,12 @@ fn local(secs: i64, tz: &TimeZone) -> String {
 pub fn explain(record: &DecisionRecord) -> Vec<String> {
     let mut lines = vec![record.summary.clone()];
     for p in &record.proposals {
-        let mut line = format!("{} {}: ", p.source, p.name);
+        // Sources whose name already says what they are (`cron ...`) are not repeated.
+        let mut line = if p.name.starts_with(p.source.as_str()) {
+            format!("{}: ", p.name)
+        } else {
+            format!("{} {}: ", p.source, p.name)
+        };
         match (p.replicas, &p.error) {
             (Some(n), _) => {
                 let _ = write!(line, "{n} replicas");
