@@ -110,19 +110,35 @@ fn path_data<'a>(svg: &'a str, class: &str) -> Vec<&'a str> {
 }
 
 #[test]
-fn the_report_renders_its_charts_and_scores_in_chromium() {
+fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_foresight"))
-        .args(["simulate", "--out"])
-        .arg(dir.path().join("out"))
+        .arg("simulate")
+        .current_dir(dir.path())
         .output()
         .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "{}",
+        "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report = dir.path().join("out/report.html");
+    for name in ["reactive", "predictive", "predictive+cron"] {
+        assert!(stdout.contains(name), "{stdout}");
+    }
+    assert!(
+        stdout.contains("report: foresight-report/report.html"),
+        "{stdout}"
+    );
+    let report = dir.path().join("foresight-report/report.html");
+    let html = std::fs::read_to_string(&report).unwrap();
+    // Self-contained: nothing to load from elsewhere (the only URL is SVG's namespace).
+    for reference in ["src=", "href=", "url(", "@import", "<script", "<link"] {
+        assert!(
+            !html.contains(reference),
+            "the report references {reference}"
+        );
+    }
     let dom = dump_dom(&report, &dir.path().join("profile"));
 
     // The score table: one row per policy, each with its nine figures.
