@@ -169,6 +169,13 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
             "a capacity line is nearly empty: {d}"
         );
     }
+    // The close-up of the worst hours: a line per policy at decision resolution.
+    let close_up = element(&dom, "svg", "chart-close-up");
+    assert_eq!(path_data(close_up, "capacity").len(), 3);
+    assert!(
+        close_up.contains("under-provisioned"),
+        "the close-up shows the shortfall"
+    );
     let replicas = element(&dom, "svg", "chart-replicas");
     assert_eq!(path_data(replicas, "replicas").len(), 3);
 

@@ -143,8 +143,8 @@ pub fn run_policy(
     };
     let mut meter = Meter::new(span.start, grid, pipeline.lookback(), per_pod, served);
     let mut keeper = ScoreKeeper::default();
-    let mut recorder =
-        (model.recording == Recording::Full).then(|| Recorder::new(span.start, bucket_seconds));
+    let mut recorder = (model.recording == Recording::Full)
+        .then(|| Recorder::new(span.start, bucket_seconds, sync));
     let mut cursor = trace.cursor();
 
     let mut status = EffectiveHorizontalPodAutoscalerStatus {
@@ -226,6 +226,9 @@ pub fn run_policy(
             a = b;
         }
         keeper.close_interval();
+        if let Some(r) = recorder.as_mut() {
+            r.close_tick();
+        }
         t = next;
         unreported += 1;
         if unreported == PROGRESS_BATCH {

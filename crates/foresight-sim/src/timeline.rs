@@ -29,6 +29,12 @@ pub struct Timeline {
     pub decisions: Vec<DecisionRecord>,
     /// How many rescales there were in all.
     pub decisions_total: usize,
+    /// Seconds between decisions: the spacing of the fine series.
+    pub tick_seconds: i64,
+    /// Mean load per decision interval, from `start` (for close-up charts).
+    pub fine_load: Vec<f32>,
+    /// Mean ready capacity per decision interval, from `start`.
+    pub fine_capacity: Vec<f32>,
 }
 
 /// Fills a [`Timeline`] as the simulation advances.
@@ -39,23 +45,45 @@ pub struct Recorder {
     capacity_sum: f64,
     covered: i64,
     replicas_max: i32,
+    tick_load: f64,
+    tick_capacity: f64,
+    tick_covered: i64,
 }
 
 impl Recorder {
-    /// A recorder with buckets of `bucket_seconds` from `start`.
-    pub fn new(start: i64, bucket_seconds: i64) -> Self {
+    /// A recorder with buckets of `bucket_seconds` from `start`, for decisions every
+    /// `tick_seconds`.
+    pub fn new(start: i64, bucket_seconds: i64, tick_seconds: i64) -> Self {
         let bucket_seconds = bucket_seconds.max(1);
         Recorder {
             timeline: Timeline {
                 start,
                 bucket_seconds,
+                tick_seconds: tick_seconds.max(1),
                 ..Timeline::default()
             },
             bucket_end: start,
             capacity_sum: 0.0,
             covered: 0,
             replicas_max: 0,
+            tick_load: 0.0,
+            tick_capacity: 0.0,
+            tick_covered: 0,
         }
+    }
+
+    /// Closes a decision interval of the fine series.
+    pub fn close_tick(&mut self) {
+        let covered = self.tick_covered.max(1) as f64;
+        self.timeline
+            .fine_load
+            .push((self.tick_load / covered) as f32);
+        self.timeline
+            .fine_capacity
+            .push((self.tick_capacity / covered) as f32);
+        self.tick_load = 0.0;
+        self.tick_capacity = 0.0;
+        self.tick_covered = 0;
     }
 
     /// Records `[a, b)` with constant load, capacity and replicas; `forecast` is the forecast
@@ -69,6 +97,10 @@ impl Recorder {
         replicas: i32,
         forecast: Option<&Forecast>,
     ) {
+        let dt = (b - a) as f64;
+        self.tick_load += load * dt;
+        self.tick_capacity += capacity * dt;
+        self.tick_covered += b - a;
         if load > capacity {
             match self.timeline.under_provisioned.last_mut() {
                 Some(last) if last.1 == a => last.1 = b,
@@ -141,7 +173,7 @@ mod tests {
 
     #[test]
     fn buckets_average_capacity_and_keep_the_most_replicas() {
-        let mut r = Recorder::new(0, 60);
+        let mut r = Recorder::new(0, 60, 15);
         r.segment(0, 30, 1.0, 2.0, 2, None);
         r.segment(30, 90, 3.0, 4.0, 4, None);
         r.segment(90, 120, 5.0, 4.0, 4, None);
@@ -153,8 +185,22 @@ mod tests {
     }
 
     #[test]
+    fn the_fine_series_keeps_one_mean_per_decision_interval() {
+        let mut r = Recorder::new(0, 60, 15);
+        r.segment(0, 5, 1.0, 2.0, 2, None);
+        r.segment(5, 15, 4.0, 2.0, 2, None);
+        r.close_tick();
+        r.segment(15, 30, 2.0, 3.0, 3, None);
+        r.close_tick();
+        let t = r.finish();
+        assert_eq!(t.fine_load, vec![3.0, 2.0]);
+        assert_eq!(t.fine_capacity, vec![2.0, 3.0]);
+        assert_eq!(t.tick_seconds, 15);
+    }
+
+    #[test]
     fn adjacent_under_provisioned_segments_merge() {
-        let mut r = Recorder::new(0, 60);
+        let mut r = Recorder::new(0, 60, 15);
         r.segment(0, 15, 5.0, 4.0, 4, None);
         r.segment(15, 30, 5.0, 4.0, 4, None);
         r.segment(30, 45, 1.0, 4.0, 4, None);

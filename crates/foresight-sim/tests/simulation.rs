@@ -288,6 +288,7 @@ fn the_report_escapes_names_and_explains_every_rescale() {
     for id in [
         "scores",
         "chart-capacity",
+        "chart-close-up",
         "chart-replicas",
         "chart-policy-0",
         "chart-replicas-0",

@@ -134,6 +134,7 @@ pub fn render(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
     );
     score_table(&mut html, simulation, ctx.unit);
     html.push_str(&capacity_chart(simulation, ctx));
+    html.push_str(&close_up_chart(simulation, ctx));
     html.push_str(&replicas_chart(simulation, tz));
     for (i, outcome) in simulation.policies.iter().enumerate() {
         policy_section(&mut html, simulation, i, outcome, ctx);
@@ -231,6 +232,116 @@ fn capacity_chart(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
         chart.finish(
             "chart-capacity",
             "Load and ready capacity of every policy",
+            &format!("load ({})", ctx.unit),
+            &ctx.time_zone
+        )
+    )
+}
+
+/// Length of the close-up window.
+const CLOSE_UP_SECONDS: i64 = 3 * 3600;
+
+/// The window of [`CLOSE_UP_SECONDS`] holding the most under-provisioned time, summed over the
+/// policies; `None` when no policy was ever under-provisioned.
+fn worst_window(simulation: &Simulation) -> Option<(i64, i64)> {
+    let periods: Vec<(i64, i64)> = simulation
+        .policies
+        .iter()
+        .filter_map(|p| p.timeline.as_ref())
+        .flat_map(|t| t.under_provisioned.iter().copied())
+        .take(5000)
+        .collect();
+    let span = simulation.span;
+    let length = CLOSE_UP_SECONDS.min(span.end - span.start);
+    let mut best: Option<(i64, i64)> = None;
+    for &(a, b) in &periods {
+        let start = ((a + b) / 2 - length / 2).clamp(span.start, span.end - length);
+        let end = start + length;
+        let covered: i64 = periods
+            .iter()
+            .map(|&(x, y)| (y.min(end) - x.max(start)).max(0))
+            .sum();
+        if best.is_none_or(|(_, c)| covered > c) {
+            best = Some((start, covered));
+        }
+    }
+    best.map(|(start, _)| (start, start + length))
+}
+
+/// The values of a fine series (one per `tick` from `start`) inside `[from, to)`, with the
+/// time of the first.
+fn fine_slice(values: &[f32], start: i64, tick: i64, from: i64, to: i64) -> (i64, Vec<f64>) {
+    let tick = tick.max(1);
+    let first = usize::try_from((from - start).div_euclid(tick)).unwrap_or(0);
+    let last = usize::try_from((to - start + tick - 1).div_euclid(tick)).unwrap_or(0);
+    let slice = values
+        .get(first..last.min(values.len()))
+        .unwrap_or_default();
+    (
+        start + first as i64 * tick,
+        slice.iter().map(|v| f64::from(*v)).collect(),
+    )
+}
+
+fn close_up_chart(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
+    let Some((from, to)) = worst_window(simulation) else {
+        return "<h2>Close-up</h2><p class=\"note\">No policy was ever under-provisioned.</p>"
+            .to_owned();
+    };
+    let timelines: Vec<(usize, &crate::timeline::Timeline)> = simulation
+        .policies
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.timeline.as_ref().map(|t| (i, t)))
+        .collect();
+    let Some((_, first)) = timelines.first() else {
+        return String::new();
+    };
+    let (load_start, load) =
+        fine_slice(&first.fine_load, first.start, first.tick_seconds, from, to);
+    let mut series = Vec::new();
+    let mut max = load.iter().copied().fold(0.0, f64::max);
+    for (i, t) in &timelines {
+        let (start, values) = fine_slice(&t.fine_capacity, t.start, t.tick_seconds, from, to);
+        max = values.iter().copied().fold(max, f64::max);
+        series.push((*i, t, start, values));
+    }
+    let mut chart = Chart::new(WIDTH, 300.0, from, to, max * 1.05);
+    chart.area(load_start, first.tick_seconds, &load, "load");
+    chart.legend("load", "fill:#c9ced6", true);
+    for (i, t, start, values) in &series {
+        let name = &simulation.policies[*i].scores.name;
+        let inside: Vec<(i64, i64)> = t
+            .under_provisioned
+            .iter()
+            .copied()
+            .filter(|&(a, b)| b > from && a < to)
+            .collect();
+        let titles: Vec<String> = inside
+            .iter()
+            .map(|&(a, b)| {
+                format!(
+                    "{name} under-provisioned {} – {} ({} s)",
+                    local(a, &ctx.time_zone),
+                    local(b, &ctx.time_zone),
+                    b - a
+                )
+            })
+            .collect();
+        chart.periods(&inside, "under", None, Some(&titles));
+        let style = format!("stroke:{}", colour(*i));
+        chart.steps(*start, t.tick_seconds, values, "capacity", &style);
+        chart.legend(&format!("{name} ready capacity"), &style, false);
+    }
+    chart.legend("under-provisioned", "fill:#e74c3c", true);
+    format!(
+        "<h2>Close-up</h2><p class=\"note\">The {} hours with the most under-provisioned time, \
+         per decision interval: load, each policy's ready capacity, and the periods (any policy) \
+         when it fell short.</p>{}",
+        CLOSE_UP_SECONDS / 3600,
+        chart.finish(
+            "chart-close-up",
+            "Close-up of the worst under-provisioned hours",
             &format!("load ({})", ctx.unit),
             &ctx.time_zone
         )

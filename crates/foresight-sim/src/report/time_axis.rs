@@ -24,13 +24,13 @@ const MIN_DAY_LABEL_PX: f64 = 80.0;
 pub fn time_ticks(t0: i64, t1: i64, tz: &TimeZone, width: f64) -> Vec<TimeTick> {
     let span = (t1 - t0).max(1) as f64;
     let px_per_second = width / span;
-    let hours = [1, 2, 3, 6, 12];
-    let minor_hours = hours
+    let steps_minutes = [15, 30, 60, 120, 180, 360, 720];
+    let minor_minutes = steps_minutes
         .iter()
         .copied()
-        .find(|h| f64::from(*h) * 3600.0 * px_per_second >= MIN_TICK_PX);
+        .find(|m| f64::from(*m) * 60.0 * px_per_second >= MIN_TICK_PX);
     let label_minor =
-        minor_hours.is_some_and(|h| f64::from(h) * 3600.0 * px_per_second >= MIN_LABEL_PX);
+        minor_minutes.is_some_and(|m| f64::from(m) * 60.0 * px_per_second >= MIN_LABEL_PX);
     let day_px = 86_400.0 * px_per_second;
     let day_label_every = if day_px >= MIN_DAY_LABEL_PX {
         1
@@ -63,9 +63,10 @@ pub fn time_ticks(t0: i64, t1: i64, tz: &TimeZone, width: f64) -> Vec<TimeTick> 
             });
             day_index += 1;
         }
-        if let Some(step) = minor_hours {
-            for hour in (step..24).step_by(step as usize) {
-                let Ok(local) = day.date().at(hour as i8, 0, 0, 0).to_zoned(tz.clone()) else {
+        if let Some(step) = minor_minutes {
+            for minute in (step..24 * 60).step_by(step as usize) {
+                let (hour, minute) = ((minute / 60) as i8, (minute % 60) as i8);
+                let Ok(local) = day.date().at(hour, minute, 0, 0).to_zoned(tz.clone()) else {
                     continue;
                 };
                 let t = local.timestamp().as_second();
@@ -83,6 +84,19 @@ pub fn time_ticks(t0: i64, t1: i64, tz: &TimeZone, width: f64) -> Vec<TimeTick> 
             Err(_) => break,
         }
     }
+    // A span without a midnight would show no date at all: give its first label one.
+    if !ticks.iter().any(|t| t.major) {
+        if let Some(first) = ticks.iter_mut().find(|t| t.label.is_some()) {
+            if let Ok(at) = Timestamp::from_second(first.time) {
+                first.label = Some(
+                    at.to_zoned(tz.clone())
+                        .strftime("%a %d %b %H:%M")
+                        .to_string(),
+                );
+            }
+        }
+    }
+    ticks.sort_by_key(|t| t.time);
     ticks
 }
 
@@ -110,5 +124,16 @@ mod tests {
         let labelled = ticks.iter().filter(|t| t.label.is_some()).count();
         assert!(labelled <= 13, "{labelled}");
         assert!(ticks.iter().all(|t| t.major), "no room for hours");
+    }
+
+    #[test]
+    fn a_short_span_gets_quarter_hours_and_one_date() {
+        // 09:10 to 12:10 UTC on Wed 2024-01-03.
+        let t0 = 1_704_273_000;
+        let ticks = time_ticks(t0, t0 + 3 * 3600, &TimeZone::UTC, 1100.0);
+        let labels: Vec<&str> = ticks.iter().filter_map(|t| t.label.as_deref()).collect();
+        assert_eq!(labels.first(), Some(&"Wed 03 Jan 09:15"));
+        assert!(labels.contains(&"12:00"), "{labels:?}");
+        assert_eq!(ticks.len(), 12);
     }
 }
