@@ -25,15 +25,24 @@ enum Command {
     Backtest(cli::backtest::BacktestArgs),
     /// Replay a load trace through a modelled cluster, compare policies, write a report.
     Simulate(cli::simulate::SimulateArgs),
+    /// Run the Kubernetes controller.
+    Controller(Box<cli::controller::ControllerArgs>),
+    /// Print the EffectiveHorizontalPodAutoscaler CustomResourceDefinition (YAML).
+    Crd(cli::crd::CrdArgs),
 }
 
 fn main() -> ExitCode {
+    // One TLS crypto provider for the whole process (kube's client builds on the process
+    // default); installing fails only if one is already installed, which is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Backtest(args) => cli::backtest::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
+        Command::Controller(args) => cli::controller::run(*args),
+        Command::Crd(args) => cli::crd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,8 @@
 //! One module per subcommand: its arguments and what it runs.
 
 pub mod backtest;
+pub mod controller;
+pub mod crd;
 pub mod explain;
 pub mod simulate;
 pub mod validate;

@@ -1,1 +1,466 @@
-//! Load traces.
+//! Load traces: a metric's recorded values over time, as `ts,value` CSV.
+//!
+//! The same format feeds the predictors (`foresight backtest`) and the simulator, so the
+//! parser is strict: every row must hold a whole-second Unix timestamp and a finite value,
+//! timestamps must strictly increase, and every problem is reported with its 1-based line.
+
+use std::fmt;
+
+/// One observation of a metric.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Sample {
+    /// Unix time in whole seconds.
+    pub ts: i64,
+    /// The metric's value at `ts`, in the metric's own unit.
+    pub value: f64,
+}
+
+impl Sample {
+    /// A sample at `ts` (Unix seconds) with `value`.
+    pub fn new(ts: i64, value: f64) -> Self {
+        Sample { ts, value }
+    }
+}
+
+/// Why a trace was rejected. Every variant names the 1-based line of the problem.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TraceError {
+    /// The text holds no data rows (it is empty, blank, or only the header).
+    #[error("line {line}: no data rows (expected `ts,value` lines such as `1628640000,39.7`)")]
+    NoData {
+        /// The line after the last one read.
+        line: u64,
+    },
+    /// A row does not have exactly two fields.
+    #[error("line {line}: expected 2 fields `ts,value`, found {found}")]
+    ColumnCount {
+        /// The line of the row.
+        line: u64,
+        /// How many fields it has.
+        found: usize,
+    },
+    /// A field is not a number of the expected kind.
+    #[error("line {line}: {column} {value:?} is not {expected}")]
+    NotNumeric {
+        /// The line of the row.
+        line: u64,
+        /// `ts` or `value`.
+        column: Column,
+        /// The field as written.
+        value: String,
+        /// What was expected instead.
+        expected: &'static str,
+    },
+    /// The value is NaN or infinite.
+    #[error("line {line}: value {value:?} is not finite")]
+    NotFinite {
+        /// The line of the row.
+        line: u64,
+        /// The field as written.
+        value: String,
+    },
+    /// A timestamp is not after the previous one.
+    #[error("line {line}: timestamp {ts} is not after the previous timestamp {previous}; timestamps must strictly increase")]
+    NotIncreasing {
+        /// The line of the row.
+        line: u64,
+        /// This row's timestamp.
+        ts: i64,
+        /// The previous row's timestamp.
+        previous: i64,
+    },
+    /// The CSV itself is malformed (for example an unterminated quote).
+    #[error("line {line}: malformed CSV: {message}")]
+    Malformed {
+        /// The line where the reader stopped.
+        line: u64,
+        /// The CSV reader's description.
+        message: String,
+    },
+}
+
+impl TraceError {
+    /// The 1-based line the error is about.
+    pub fn line(&self) -> u64 {
+        match self {
+            TraceError::NoData { line }
+            | TraceError::ColumnCount { line, .. }
+            | TraceError::NotNumeric { line, .. }
+            | TraceError::NotFinite { line, .. }
+            | TraceError::NotIncreasing { line, .. }
+            | TraceError::Malformed { line, .. } => *line,
+        }
+    }
+}
+
+/// A column of a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// The timestamp column.
+    Ts,
+    /// The value column.
+    Value,
+}
+
+impl fmt::Display for Column {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Column::Ts => "timestamp",
+            Column::Value => "value",
+        })
+    }
+}
+
+/// Parses a `ts,value` CSV trace: an optional `ts,value` header, then one row per sample
+/// with a whole-second Unix timestamp and a finite number. Blank lines are skipped and
+/// fields may be quoted or padded with spaces.
+pub fn parse_csv(text: &str) -> Result<Vec<Sample>, TraceError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        // Column counts are checked here, so that the error names the line and the count.
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let lines = LineIndex::new(text);
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut record = csv::StringRecord::new();
+    let mut first_row = true;
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(err) => {
+                let line = err
+                    .position()
+                    .map_or_else(|| lines.last_line(), |p| lines.line_of(p.byte()));
+                return Err(TraceError::Malformed {
+                    line,
+                    message: err.to_string(),
+                });
+            }
+        }
+        let line = record
+            .position()
+            .map_or_else(|| lines.last_line(), |p| lines.line_of(p.byte()));
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        if record.len() != 2 {
+            return Err(TraceError::ColumnCount {
+                line,
+                found: record.len(),
+            });
+        }
+        let (ts_field, value_field) = (&record[0], &record[1]);
+        if std::mem::take(&mut first_row)
+            && ts_field.eq_ignore_ascii_case("ts")
+            && value_field.eq_ignore_ascii_case("value")
+        {
+            continue;
+        }
+        let sample = parse_row(line, ts_field, value_field)?;
+        if let Some(prev) = samples.last() {
+            if sample.ts <= prev.ts {
+                return Err(TraceError::NotIncreasing {
+                    line,
+                    ts: sample.ts,
+                    previous: prev.ts,
+                });
+            }
+        }
+        samples.push(sample);
+    }
+    if samples.is_empty() {
+        return Err(TraceError::NoData {
+            line: lines.last_line().saturating_add(1),
+        });
+    }
+    Ok(samples)
+}
+
+/// Maps byte offsets to 1-based line numbers. The CSV reader's own line counter is not used:
+/// it reports where it started reading a record, which is before any blank lines it then
+/// skipped (and, with CRLF endings, before the `\n` of the previous line).
+struct LineIndex<'a> {
+    text: &'a [u8],
+    /// Byte offsets of every `\n`.
+    newlines: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(text: &'a str) -> Self {
+        let text = text.as_bytes();
+        let newlines = text
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i)
+            .collect();
+        LineIndex { text, newlines }
+    }
+
+    /// The line of the first character at or after `byte` that is not a line terminator.
+    fn line_of(&self, byte: u64) -> u64 {
+        let mut at = usize::try_from(byte)
+            .unwrap_or(usize::MAX)
+            .min(self.text.len());
+        while at < self.text.len() && matches!(self.text[at], b'\r' | b'\n') {
+            at += 1;
+        }
+        let before = self.newlines.partition_point(|&nl| nl < at);
+        u64::try_from(before).unwrap_or(u64::MAX).saturating_add(1)
+    }
+
+    /// The number of the last line (a final line terminator does not start a new line).
+    fn last_line(&self) -> u64 {
+        let mut lines = self.newlines.len();
+        if self.text.last().is_some_and(|b| *b != b'\n') {
+            lines += 1;
+        }
+        u64::try_from(lines).unwrap_or(u64::MAX)
+    }
+}
+
+fn parse_row(line: u64, ts_field: &str, value_field: &str) -> Result<Sample, TraceError> {
+    let ts = ts_field
+        .parse::<i64>()
+        .map_err(|_| TraceError::NotNumeric {
+            line,
+            column: Column::Ts,
+            value: ts_field.to_owned(),
+            expected: if line == 1 {
+                "a whole number of Unix seconds (the only header accepted is `ts,value`)"
+            } else {
+                "a whole number of Unix seconds"
+            },
+        })?;
+    let value = value_field
+        .parse::<f64>()
+        .map_err(|_| TraceError::NotNumeric {
+            line,
+            column: Column::Value,
+            value: value_field.to_owned(),
+            expected: "a number",
+        })?;
+    if !value.is_finite() {
+        return Err(TraceError::NotFinite {
+            line,
+            value: value_field.to_owned(),
+        });
+    }
+    Ok(Sample { ts, value })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_with_and_without_header() {
+        let with = parse_csv("ts,value\n1628640000,39.72233\n1628640060,39.82146\n").unwrap();
+        let without = parse_csv("1628640000,39.72233\n1628640060,39.82146").unwrap();
+        assert_eq!(with, without);
+        assert_eq!(
+            with,
+            vec![
+                Sample::new(1_628_640_000, 39.72233),
+                Sample::new(1_628_640_060, 39.82146)
+            ]
+        );
+    }
+
+    #[test]
+    fn accepts_crlf_quotes_spaces_blank_lines_and_case_insensitive_header() {
+        let got = parse_csv("TS , Value\r\n\r\n\"10\",\"1.5\"\r\n 20 , -2e3 \r\n\n").unwrap();
+        assert_eq!(got, vec![Sample::new(10, 1.5), Sample::new(20, -2000.0)]);
+        // Blank lines still count towards the line numbers in errors.
+        assert_eq!(
+            parse_csv("ts,value\r\n\r\n1,2\r\nx,3").unwrap_err().line(),
+            4
+        );
+    }
+
+    #[test]
+    fn empty_or_header_only_has_no_data() {
+        assert_eq!(parse_csv(""), Err(TraceError::NoData { line: 1 }));
+        assert_eq!(parse_csv("\n\n"), Err(TraceError::NoData { line: 3 }));
+        assert_eq!(parse_csv("ts,value\n"), Err(TraceError::NoData { line: 2 }));
+    }
+
+    #[test]
+    fn reports_line_of_non_numeric_fields() {
+        let err = parse_csv("ts,value\n1,2\n3,abc\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceError::NotNumeric {
+                    line: 3,
+                    column: Column::Value,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(err.to_string(), "line 3: value \"abc\" is not a number");
+        let err = parse_csv("1.5,2\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceError::NotNumeric {
+                    line: 1,
+                    column: Column::Ts,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .contains("only header accepted is `ts,value`"),
+            "{err}"
+        );
+        let err = parse_csv("timestamp,cpu\n1,2\n").unwrap_err();
+        assert_eq!(err.line(), 1);
+    }
+
+    #[test]
+    fn a_header_is_only_accepted_on_the_first_row() {
+        let err = parse_csv("1,2\nts,value\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceError::NotNumeric {
+                    line: 2,
+                    column: Column::Ts,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn rejects_nan_and_infinity() {
+        for bad in ["NaN", "nan", "inf", "-inf", "infinity"] {
+            let err = parse_csv(&format!("1,1\n2,{bad}\n")).unwrap_err();
+            assert_eq!(
+                err,
+                TraceError::NotFinite {
+                    line: 2,
+                    value: bad.to_owned()
+                },
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_timestamps_that_do_not_increase() {
+        assert_eq!(
+            parse_csv("ts,value\n5,1\n5,2\n").unwrap_err(),
+            TraceError::NotIncreasing {
+                line: 3,
+                ts: 5,
+                previous: 5
+            }
+        );
+        assert_eq!(
+            parse_csv("5,1\n4,2\n").unwrap_err(),
+            TraceError::NotIncreasing {
+                line: 2,
+                ts: 4,
+                previous: 5
+            }
+        );
+    }
+
+    #[test]
+    fn rejects_wrong_column_counts() {
+        assert_eq!(
+            parse_csv("1,2\n3\n").unwrap_err(),
+            TraceError::ColumnCount { line: 2, found: 1 }
+        );
+        assert_eq!(
+            parse_csv("1,2,3\n").unwrap_err(),
+            TraceError::ColumnCount { line: 1, found: 3 }
+        );
+    }
+
+    #[test]
+    fn reports_malformed_csv_with_its_line() {
+        // A quote that never closes swallows the rest of the text into one field.
+        let err = parse_csv("1,2\n3,\"4\n5,6\n").unwrap_err();
+        assert!(matches!(
+            err,
+            TraceError::ColumnCount { .. }
+                | TraceError::NotNumeric { .. }
+                | TraceError::Malformed { .. }
+        ));
+        assert_eq!(err.line(), 2);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_any_text(text in "\\PC*") {
+            let _ = parse_csv(&text);
+        }
+
+        #[test]
+        fn never_panics_on_csv_like_text(text in "[0-9ts,valuenaif.eE+\\- \"\r\n]{0,200}") {
+            if let Ok(samples) = parse_csv(&text) {
+                prop_assert!(!samples.is_empty());
+                prop_assert!(samples.windows(2).all(|w| w[0].ts < w[1].ts));
+                prop_assert!(samples.iter().all(|s| s.value.is_finite()));
+            }
+        }
+
+        #[test]
+        fn names_the_line_of_a_bad_row(
+            rows in proptest::collection::vec((any::<bool>(), any::<bool>()), 1..30),
+            bad_at in any::<proptest::sample::Index>(),
+        ) {
+            // Valid rows, some preceded by a blank line, some ending in CRLF; one row is bad.
+            let bad_at = bad_at.index(rows.len());
+            let mut text = String::new();
+            let mut line = 1u64;
+            let mut bad_line = 0;
+            for (i, (blank_before, crlf)) in rows.iter().enumerate() {
+                let end = if *crlf { "\r\n" } else { "\n" };
+                if *blank_before {
+                    text.push_str(end);
+                    line += 1;
+                }
+                if i == bad_at {
+                    text.push_str(&format!("{i},oops{end}"));
+                    bad_line = line;
+                } else {
+                    text.push_str(&format!("{i},1.5{end}"));
+                }
+                line += 1;
+            }
+            prop_assert_eq!(parse_csv(&text).unwrap_err().line(), bad_line);
+        }
+
+        #[test]
+        fn round_trips_what_it_accepts(
+            start in -1_000_000_000i64..2_000_000_000,
+            gaps in proptest::collection::vec(1i64..10_000, 1..50),
+            values in proptest::collection::vec(-1e12f64..1e12, 50),
+            header in any::<bool>(),
+        ) {
+            let mut ts = start;
+            let mut expected = Vec::new();
+            for (gap, value) in gaps.iter().zip(&values) {
+                ts += gap;
+                expected.push(Sample::new(ts, *value));
+            }
+            let mut text = if header { "ts,value\n".to_owned() } else { String::new() };
+            for s in &expected {
+                // `{:?}` prints the shortest string that parses back to the same f64.
+                text.push_str(&format!("{},{:?}\n", s.ts, s.value));
+            }
+            prop_assert_eq!(parse_csv(&text), Ok(expected));
+        }
+    }
+}

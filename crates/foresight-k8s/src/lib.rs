@@ -1,1 +1,26 @@
-//! placeholder
+//! Foresight's Kubernetes controller: the shell that observes the cluster, hands what it saw
+//! to the pure decision in `foresight-core`, and acts on the decision.
+//!
+//! - [`resource`], [`crd`]: the EffectiveHorizontalPodAutoscaler as a kube resource, and its
+//!   CustomResourceDefinition;
+//! - [`target`]: reading and writing the target's scale; [`pods`]: the pod cache;
+//!   [`selector`]: label selectors in string form; [`sources`]: the metrics APIs;
+//! - [`reconcile`]: one reconcile; [`status`]: when and how status is written; [`events`]:
+//!   Kubernetes events; [`conflicts`]: two autoscalers on one workload;
+//! - [`scheduler`]: when each autoscaler syncs; [`leader`]: leader election;
+//!   [`controller`]: the running controller; [`telemetry`]: `/metrics`, health, logs.
+
+pub mod conflicts;
+pub mod controller;
+pub mod crd;
+pub mod events;
+pub mod leader;
+pub mod pods;
+pub mod reconcile;
+pub mod resource;
+pub mod scheduler;
+pub mod selector;
+pub mod sources;
+pub mod status;
+pub mod target;
+pub mod telemetry;

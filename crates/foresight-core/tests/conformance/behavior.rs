@@ -14,26 +14,8 @@ use serde_json::{json, Value};
 
 use crate::common::{self, expect_eq, same_instant};
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct EventJson {
-    replica_change: i32,
-    timestamp: Timestamp,
-    #[serde(default)]
-    outdated: bool,
-}
-
 fn events(input: &Value, key: &str) -> Result<Vec<ScaleEvent>, String> {
-    let list: Option<Vec<EventJson>> = common::field(input, key)?;
-    Ok(list
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| ScaleEvent {
-            replica_change: e.replica_change,
-            timestamp: e.timestamp,
-            outdated: e.outdated,
-        })
-        .collect())
+    Ok(common::field::<Option<Vec<ScaleEvent>>>(input, key)?.unwrap_or_default())
 }
 
 fn recommendations(input: &Value) -> Result<Vec<Recommendation>, String> {

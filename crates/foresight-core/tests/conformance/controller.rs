@@ -21,29 +21,9 @@ struct StateJson {
     #[serde(default)]
     recommendations: Option<Vec<Recommendation>>,
     #[serde(default)]
-    scale_up_events: Option<Vec<EventJson>>,
+    scale_up_events: Option<Vec<ScaleEvent>>,
     #[serde(default)]
-    scale_down_events: Option<Vec<EventJson>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct EventJson {
-    replica_change: i32,
-    timestamp: Timestamp,
-    #[serde(default)]
-    outdated: bool,
-}
-
-fn to_events(list: Option<Vec<EventJson>>) -> Vec<ScaleEvent> {
-    list.unwrap_or_default()
-        .into_iter()
-        .map(|e| ScaleEvent {
-            replica_change: e.replica_change,
-            timestamp: e.timestamp,
-            outdated: e.outdated,
-        })
-        .collect()
+    scale_down_events: Option<Vec<ScaleEvent>>,
 }
 
 const HPA_CONDITIONS: [&str; 3] = ["AbleToScale", "ScalingActive", "ScalingLimited"];
@@ -117,8 +97,8 @@ pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
     let state: StateJson = common::field::<Option<StateJson>>(input, "state")?.unwrap_or_default();
     let history = ScalingHistory {
         recommendations: state.recommendations.unwrap_or_default(),
-        scale_up_events: to_events(state.scale_up_events),
-        scale_down_events: to_events(state.scale_down_events),
+        scale_up_events: state.scale_up_events.unwrap_or_default(),
+        scale_down_events: state.scale_down_events.unwrap_or_default(),
     };
 
     let decision = decide(&autoscaler, &observation, prior.clone(), history, now);

@@ -1,0 +1,217 @@
+//! The running controller: caches, the `/metrics` server, leader election, and the kube-rs
+//! `Controller` that schedules reconciles.
+//!
+//! Reconciles run concurrently up to `concurrency`, one at a time per object (kube-rs
+//! guarantees it), with no lock held across a reconcile. Each object is triggered by a
+//! change of its spec (status writes do not retrigger: the watch is filtered on
+//! `metadata.generation`) and otherwise by its own requeue on the sync grid.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::runtime::controller::{Config as ControllerConfig, Controller};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{predicates, watcher, WatchStreamExt};
+use kube::{Api, Client, ResourceExt};
+use tokio::sync::watch;
+
+use crate::conflicts::TargetIndex;
+use crate::events::EventPublisher;
+use crate::leader::{self, LeaderError, LeaderOptions};
+use crate::pods::PodCache;
+use crate::reconcile::{self, Clock, Context, Memories, Settings};
+use crate::resource::EffectiveHorizontalPodAutoscaler;
+use crate::sources::MetricSources;
+use crate::target::{ScaleClient, WorkloadCache, WorkloadKind};
+use crate::telemetry::{self, Telemetry};
+
+/// How the controller runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Decision and status settings.
+    pub settings: Settings,
+    /// Reconciles in flight at most.
+    pub concurrency: u16,
+    /// Leader election; `None` runs as the only replica.
+    pub leader: Option<LeaderOptions>,
+    /// Where `/metrics`, `/healthz` and `/readyz` are served; `None` serves nothing.
+    pub metrics_address: Option<SocketAddr>,
+    /// Workload kinds whose scale is read from a watch instead of `GET /scale`.
+    pub cached_workloads: Vec<WorkloadKind>,
+    /// This replica's name in events (the pod name).
+    pub instance: Option<String>,
+}
+
+/// Why the controller stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The metrics address could not be bound.
+    #[error("serving metrics on {address}: {source}")]
+    Serve {
+        /// The address.
+        address: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Leader election could not start.
+    #[error(transparent)]
+    Leader(#[from] LeaderError),
+}
+
+/// Runs the controller until `shutdown` completes.
+pub async fn run(
+    client: Client,
+    options: Options,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ControllerError> {
+    let telemetry = Arc::new(Telemetry::new());
+    if let Some(address) = options.metrics_address {
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|source| ControllerError::Serve { address, source })?;
+        let app = telemetry::router(telemetry.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!(error = %e, "metrics server stopped");
+            }
+        });
+        tracing::info!(%address, "serving /metrics, /healthz, /readyz");
+    }
+
+    // Caches run on every replica, leader or not, so that a new leader starts warm.
+    let pods = Arc::new(PodCache::new());
+    tokio::spawn(pods.clone().run(client.clone()));
+    let workloads = Arc::new(WorkloadCache::new(&options.cached_workloads));
+    for kind in workloads.kinds() {
+        tokio::spawn(workloads.clone().run(client.clone(), kind));
+    }
+    let scales = Arc::new(ScaleClient::new(client.clone(), workloads));
+
+    let (_hold, mut leading) = match &options.leader {
+        Some(opts) => (None, leader::elect(client.clone(), opts).await?),
+        None => {
+            let (tx, rx) = leader::always_leader();
+            (Some(tx), rx)
+        }
+    };
+    // Ready once the first pod list is in: before that, a new leader could not decide.
+    {
+        let (pods, telemetry) = (pods.clone(), telemetry.clone());
+        tokio::spawn(async move {
+            while !pods.is_ready() {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            telemetry.set_ready(true);
+        });
+    }
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+
+    loop {
+        // Wait for leadership (or shutdown).
+        let mut stop = stop_rx.clone();
+        if *stop.borrow() {
+            break;
+        }
+        if !*leading.borrow() {
+            tracing::info!("standing by: another replica holds the lease");
+            tokio::select! {
+                r = leading.wait_for(|l| *l) => if r.is_err() { break },
+                _ = stop.wait_for(|s| *s) => break,
+            }
+        }
+        tracing::info!("leading: starting reconciles");
+        let ctx = context(&client, &options, &pods, &scales, &telemetry);
+        let mut lost = leading.clone();
+        let mut stop_now = stop_rx.clone();
+        let until = async move {
+            tokio::select! {
+                _ = lost.wait_for(|l| !*l) => tracing::warn!("leadership lost: stopping reconciles"),
+                _ = stop_now.wait_for(|s| *s) => tracing::info!("shutting down"),
+            }
+        };
+        run_leading(client.clone(), ctx, options.concurrency, until).await;
+        if *stop_rx.borrow() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn context(
+    client: &Client,
+    options: &Options,
+    pods: &Arc<PodCache>,
+    scales: &Arc<ScaleClient>,
+    telemetry: &Arc<Telemetry>,
+) -> (
+    Arc<Context>,
+    reflector::store::Writer<EffectiveHorizontalPodAutoscaler>,
+) {
+    let (store, writer) = reflector::store();
+    let clock: Clock = Arc::new(jiff::Timestamp::now);
+    let ctx = Context {
+        client: client.clone(),
+        settings: options.settings.clone(),
+        pods: pods.clone(),
+        scales: scales.clone(),
+        sources: MetricSources::new(
+            client.clone(),
+            scales.clone(),
+            options.settings.metrics_max_age,
+        ),
+        events: EventPublisher::new(client.clone(), options.instance.clone()),
+        telemetry: telemetry.clone(),
+        // Fresh memory on every leadership term: history comes back from status.
+        memories: Memories::default(),
+        targets: TargetIndex::new(),
+        store,
+        clock,
+    };
+    (Arc::new(ctx), writer)
+}
+
+/// Runs reconciles until `until` completes.
+async fn run_leading(
+    client: Client,
+    (ctx, writer): (
+        Arc<Context>,
+        reflector::store::Writer<EffectiveHorizontalPodAutoscaler>,
+    ),
+    concurrency: u16,
+    until: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let api: Api<EffectiveHorizontalPodAutoscaler> = Api::all(client);
+    let store: Store<EffectiveHorizontalPodAutoscaler> = ctx.store.clone();
+    let forget = ctx.clone();
+    let trigger = watcher(api, watcher::Config::default().any_semantic())
+        .default_backoff()
+        .reflect(writer)
+        .inspect(move |ev| {
+            if let Ok(watcher::Event::Delete(obj)) = ev {
+                let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+                forget.memories.forget(&ns, &name);
+                forget.targets.forget(&ns, &name);
+            }
+        })
+        .applied_objects()
+        // Status writes bump resourceVersion, not generation: they must not retrigger.
+        .predicate_filter(predicates::generation, Default::default());
+    Controller::for_stream(trigger, store)
+        .with_config(ControllerConfig::default().concurrency(concurrency))
+        .graceful_shutdown_on(until)
+        .run(reconcile::reconcile, reconcile::error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "reconcile not run");
+            }
+        })
+        .await;
+}

@@ -1,0 +1,438 @@
+//! One reconcile of one autoscaler: observe, decide (the pure core), act.
+//!
+//! 1. compile the spec (invalid specs are reported in status, not retried in a loop);
+//! 2. observe: the target's scale, its pods (from the pod cache), its metrics, other
+//!    autoscalers on the same target;
+//! 3. `foresight_core::decision::decide` with the history kept in memory (restored from
+//!    status the first time the object is seen, so windows and rate limits survive restarts);
+//! 4. act: write the scale when the decision says so (`scale_to`), publish events, write
+//!    status when it changed (see [`crate::status`]);
+//! 5. requeue on the namespace's grid (see [`crate::scheduler`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use foresight_api::status::{
+    ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, ScalingHistory,
+};
+use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
+use foresight_core::conditions::{self, READY, SCALING_ACTIVE};
+use foresight_core::decision::{decide, Event, EventType, Observation, ScaleOutcome};
+use foresight_core::history;
+use jiff::Timestamp;
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Api, Client, Resource, ResourceExt};
+
+use crate::conflicts::{TargetIndex, TargetKey};
+use crate::events::EventPublisher;
+use crate::pods::PodCache;
+use crate::resource::EffectiveHorizontalPodAutoscaler;
+use crate::scheduler;
+use crate::selector::Selector;
+use crate::sources::{MetricSources, Readings};
+use crate::status::{self, StatusError};
+use crate::target::ScaleClient;
+use crate::telemetry::{DecisionLabels, Telemetry};
+
+/// The controller's settings beyond the decision's own (`ControllerConfig`).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Cluster-wide defaults of the decision.
+    pub core: ControllerConfig,
+    /// Volatile status (metric readings) is refreshed at most this often.
+    pub status_refresh: Duration,
+    /// A namespace's PodMetrics list is shared for this long.
+    pub metrics_max_age: Duration,
+    /// How long to wait for the pod cache before trying again.
+    pub cache_wait: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            core: ControllerConfig::default(),
+            status_refresh: Duration::from_secs(120),
+            metrics_max_age: Duration::from_secs(10),
+            cache_wait: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What the controller remembers about one autoscaler between syncs.
+#[derive(Clone, Debug, Default)]
+pub struct Memory {
+    /// Recommendations and scale events (the full in-memory form).
+    pub history: ScalingHistory,
+    /// When status was last written by this controller.
+    pub last_write: Option<Timestamp>,
+    /// The previous sync's events, for deduplication.
+    pub last_events: Vec<Event>,
+}
+
+/// Per-autoscaler memory. A reconcile takes its entry out and puts it back; the controller
+/// never runs two reconciles of one object at once, so the lock is held only for the
+/// map operation, never across a reconcile.
+#[derive(Debug, Default)]
+pub struct Memories(Mutex<HashMap<(String, String), Memory>>);
+
+impl Memories {
+    fn take(&self, ns: &str, name: &str) -> Option<Memory> {
+        self.0
+            .lock()
+            .ok()?
+            .remove(&(ns.to_owned(), name.to_owned()))
+    }
+
+    fn put(&self, ns: &str, name: &str, m: Memory) {
+        if let Ok(mut map) = self.0.lock() {
+            map.insert((ns.to_owned(), name.to_owned()), m);
+        }
+    }
+
+    /// Forgets one autoscaler (deleted).
+    pub fn forget(&self, ns: &str, name: &str) {
+        self.take(ns, name);
+    }
+
+    /// Forgets everything: after a change of leadership, history is restored from status
+    /// again, since another replica may have acted in between.
+    pub fn clear(&self) {
+        if let Ok(mut map) = self.0.lock() {
+            map.clear();
+        }
+    }
+
+    /// How many autoscalers are remembered.
+    pub fn len(&self) -> usize {
+        self.0.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Where "now" comes from (the wall clock in the controller, a fixed instant in tests).
+pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
+
+/// Everything a reconcile needs.
+pub struct Context {
+    /// The API client.
+    pub client: Client,
+    /// Settings.
+    pub settings: Settings,
+    /// The pod cache.
+    pub pods: Arc<PodCache>,
+    /// Scale reads and writes.
+    pub scales: Arc<ScaleClient>,
+    /// Metric reads.
+    pub sources: MetricSources,
+    /// Event publishing.
+    pub events: EventPublisher,
+    /// Metrics.
+    pub telemetry: Arc<Telemetry>,
+    /// Per-autoscaler memory.
+    pub memories: Memories,
+    /// Which autoscaler targets what.
+    pub targets: TargetIndex,
+    /// The autoscalers as the controller's watch sees them (for conflict checks).
+    pub store: Store<EffectiveHorizontalPodAutoscaler>,
+    /// The clock.
+    pub clock: Clock,
+}
+
+/// Why a reconcile failed (the controller retries it).
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// The object has no namespace or name (never true of an object from the API server).
+    #[error("object without namespace or name")]
+    Unnamed,
+    /// Status could not be written.
+    #[error(transparent)]
+    Status(#[from] StatusError),
+}
+
+/// Reconciles one autoscaler and says when to come back.
+pub async fn reconcile(
+    obj: Arc<EffectiveHorizontalPodAutoscaler>,
+    ctx: Arc<Context>,
+) -> Result<Action, ReconcileError> {
+    let started = std::time::Instant::now();
+    ctx.telemetry.reconciles.inc();
+    let result = reconcile_inner(&obj, &ctx).await;
+    ctx.telemetry
+        .reconcile_duration
+        .observe(started.elapsed().as_secs_f64());
+    if result.is_err() {
+        ctx.telemetry.reconcile_errors.inc();
+    }
+    result
+}
+
+/// What to do after a failed reconcile: try again after a sync period.
+pub fn error_policy(
+    obj: Arc<EffectiveHorizontalPodAutoscaler>,
+    err: &ReconcileError,
+    ctx: Arc<Context>,
+) -> Action {
+    tracing::warn!(
+        namespace = obj.namespace().unwrap_or_default(),
+        name = obj.name_any(),
+        error = %err,
+        "reconcile failed"
+    );
+    Action::requeue(Duration::from_secs(
+        ctx.settings.core.sync_period_seconds.max(1) as u64,
+    ))
+}
+
+async fn reconcile_inner(
+    obj: &EffectiveHorizontalPodAutoscaler,
+    ctx: &Context,
+) -> Result<Action, ReconcileError> {
+    let (Some(ns), Some(name)) = (obj.metadata.namespace.clone(), obj.metadata.name.clone()) else {
+        return Err(ReconcileError::Unnamed);
+    };
+    let now = (ctx.clock)();
+    let calls = ctx.telemetry.calls();
+    let prior = obj.status.clone().unwrap_or_default();
+    let mut memory = ctx.memories.take(&ns, &name).unwrap_or_else(|| Memory {
+        // First sight (start, leadership change): restore the history status carries.
+        history: prior
+            .history
+            .as_ref()
+            .map(|h| history::restore(h, now))
+            .unwrap_or_default(),
+        last_write: status::written_at(&prior),
+        last_events: Vec::new(),
+    });
+    let api: Api<EffectiveHorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), &ns);
+    let regarding = obj.object_ref(&());
+
+    let autoscaler = match Autoscaler::new(&ns, &name, &obj.spec, &ctx.settings.core) {
+        Ok(a) => a,
+        Err(errors) => {
+            let message = errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+            let result = report_invalid_spec(obj, ctx, &api, &mut memory, &message, now).await;
+            ctx.memories.put(&ns, &name, memory);
+            result?;
+            let period = Duration::from_secs(ctx.settings.core.sync_period_seconds.max(1) as u64);
+            return Ok(Action::requeue(scheduler::next_delay(&ns, period, now)));
+        }
+    };
+    let period = Duration::from_secs(autoscaler.settings.sync_period_seconds.max(1) as u64);
+
+    if !ctx.pods.is_ready() {
+        // Without the first pod list every workload looks podless; wait rather than decide
+        // on that.
+        ctx.memories.put(&ns, &name, memory);
+        return Ok(Action::requeue(ctx.settings.cache_wait));
+    }
+
+    let observation = observe(ctx, &autoscaler, &name, &calls).await;
+    let decision = decide(
+        &autoscaler,
+        &observation,
+        prior.clone(),
+        std::mem::take(&mut memory.history),
+        now,
+    );
+
+    let outcome = match decision.scale_to {
+        None => ScaleOutcome::NotAttempted,
+        Some(n) => match ctx.scales.write(&ns, &autoscaler.target, n, &calls).await {
+            Ok(()) => ScaleOutcome::Applied,
+            Err(e) => ScaleOutcome::Failed(e.to_string()),
+        },
+    };
+    let direction = match decision.desired_replicas.cmp(&decision.current_replicas) {
+        std::cmp::Ordering::Greater if decision.rescale => "up",
+        std::cmp::Ordering::Less if decision.rescale => "down",
+        _ => "none",
+    };
+    let reason = decision
+        .record
+        .limits
+        .last()
+        .map(|l| l.reason.clone())
+        .or_else(|| {
+            conditions::get(decision.conditions(), SCALING_ACTIVE)
+                .filter(|c| c.status == ConditionStatus::False)
+                .map(|c| c.reason.clone())
+        })
+        .unwrap_or_else(|| "Recommendation".to_owned());
+    let reconciled = decision.finish(&autoscaler, outcome);
+
+    let mut new_status = reconciled.status;
+    new_status.observed_generation = obj.metadata.generation;
+    let persisted = history::for_status(&reconciled.history, &autoscaler, now);
+    new_status.history = if history::needs_write(prior.history.as_ref(), &persisted) {
+        Some(persisted)
+    } else {
+        prior.history.clone()
+    };
+
+    ctx.events
+        .publish(
+            &regarding,
+            &reconciled.events,
+            &mut memory.last_events,
+            &calls,
+        )
+        .await;
+    if let Some(err) = &reconciled.error {
+        tracing::info!(namespace = %ns, name = %name, error = %err, "decision reported an error");
+    }
+    ctx.telemetry
+        .decisions
+        .get_or_create(&DecisionLabels {
+            direction: direction.to_owned(),
+            reason,
+        })
+        .inc();
+
+    memory.history = reconciled.history;
+    let write = status::should_write(
+        &prior,
+        &new_status,
+        memory.last_write,
+        now,
+        ctx.settings.status_refresh,
+    );
+    let written = if write {
+        status::write(
+            &api,
+            &name,
+            &new_status,
+            obj.metadata.resource_version.as_deref(),
+            &calls,
+        )
+        .await
+        .map(|()| {
+            memory.last_write = Some(now);
+        })
+    } else {
+        Ok(())
+    };
+    ctx.memories.put(&ns, &name, memory);
+    written?;
+    Ok(Action::requeue(scheduler::next_delay(&ns, period, now)))
+}
+
+/// Reads the world for one decision.
+async fn observe(
+    ctx: &Context,
+    autoscaler: &Autoscaler,
+    name: &str,
+    calls: &crate::telemetry::ApiCall,
+) -> Observation {
+    let ns = autoscaler.namespace.as_str();
+    let key = TargetKey::new(ns, &autoscaler.target);
+    let conflicts = ctx.targets.register(name, &key, |other| {
+        ctx.store
+            .get(&ObjectRef::new(other).within(ns))
+            .is_some_and(|o| TargetKey::new(ns, &o.spec.scale_target_ref) == key)
+    });
+    let mut observation = Observation {
+        conflicts,
+        ..Default::default()
+    };
+    let scale = match ctx.scales.read(ns, &autoscaler.target, calls).await {
+        Ok(s) => s,
+        Err(e) => {
+            observation.scale = Err(e.to_string());
+            return observation;
+        }
+    };
+    let selector = match Selector::parse(&scale.selector) {
+        Ok(s) => s,
+        Err(e) => {
+            // The core knows an empty selector, not an unreadable one; report it where the
+            // scale is reported, so the object says what is wrong.
+            observation.scale = Err(format!("the target's scale reports {e}"));
+            return observation;
+        }
+    };
+    // Kubernetes reads no metrics when the count is out of bounds or scaling is disabled:
+    // the decision does not look at them then.
+    let current = scale.spec_replicas;
+    let needs_metrics = !(current == 0 && autoscaler.min_replicas != 0)
+        && current <= autoscaler.max_replicas
+        && current >= autoscaler.min_replicas
+        && !scale.selector.is_empty()
+        && observation.conflicts.is_empty();
+    if needs_metrics {
+        observation.pods = ctx.pods.select(ns, &selector);
+        let Readings {
+            resource_metrics,
+            metrics,
+        } = ctx
+            .sources
+            .read(autoscaler, &selector, &scale.selector, calls)
+            .await;
+        observation.resource_metrics = resource_metrics;
+        observation.metrics = metrics;
+    }
+    observation.scale = Ok(scale);
+    observation
+}
+
+/// An object the API server accepted but the controller cannot compile (a rule CEL could
+/// not express): say so in status and in one event, and touch nothing else.
+async fn report_invalid_spec(
+    obj: &EffectiveHorizontalPodAutoscaler,
+    ctx: &Context,
+    api: &Api<EffectiveHorizontalPodAutoscaler>,
+    memory: &mut Memory,
+    message: &str,
+    now: Timestamp,
+) -> Result<(), StatusError> {
+    let calls = ctx.telemetry.calls();
+    let prior = obj.status.clone().unwrap_or_default();
+    let mut new_status = EffectiveHorizontalPodAutoscalerStatus {
+        observed_generation: obj.metadata.generation,
+        ..prior.clone()
+    };
+    for type_ in [SCALING_ACTIVE, READY] {
+        conditions::set(
+            &mut new_status.conditions,
+            type_,
+            ConditionStatus::False,
+            "InvalidSpec",
+            message,
+            now,
+        );
+    }
+    let events = [Event {
+        type_: EventType::Warning,
+        reason: "InvalidSpec".to_owned(),
+        message: message.to_owned(),
+    }];
+    ctx.events
+        .publish(
+            &obj.object_ref(&()),
+            &events,
+            &mut memory.last_events,
+            &calls,
+        )
+        .await;
+    if status::relevant_change(&prior, &new_status) {
+        status::write(
+            api,
+            &obj.name_any(),
+            &new_status,
+            obj.metadata.resource_version.as_deref(),
+            &calls,
+        )
+        .await?;
+        memory.last_write = Some(now);
+    }
+    Ok(())
+}

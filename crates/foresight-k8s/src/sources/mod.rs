@@ -1,0 +1,165 @@
+//! Reading an autoscaler's metrics from the metrics APIs.
+//!
+//! - [`resource`] reads metrics.k8s.io PodMetrics, one list per namespace per sync;
+//! - [`custom`] reads custom.metrics.k8s.io Pods and Object metrics;
+//! - [`external`] reads external.metrics.k8s.io.
+//!
+//! A source that fails gives `MetricData::Failed` with the API's error, never a number: the
+//! decision then refuses to scale down on partial data and says why in `ScalingActive` and
+//! in `lastDecision`.
+
+pub mod custom;
+pub mod external;
+pub mod resource;
+
+use std::sync::Arc;
+
+use foresight_core::autoscaler::{Autoscaler, MetricSource};
+use foresight_core::metrics::{MetricData, PodResourceSample};
+use kube::Client;
+
+use crate::selector::Selector;
+use crate::target::ScaleClient;
+use crate::telemetry::ApiCall;
+use resource::PodMetricsBatch;
+
+/// What was read for one autoscaler.
+#[derive(Clone, Debug)]
+pub struct Readings {
+    /// PodMetrics of the selected pods (empty when no metric needs them).
+    pub resource_metrics: Result<Vec<PodResourceSample>, String>,
+    /// One entry per spec metric.
+    pub metrics: Vec<MetricData>,
+}
+
+/// The metrics APIs.
+pub struct MetricSources {
+    client: Client,
+    pod_metrics: PodMetricsBatch,
+    scales: Arc<ScaleClient>,
+}
+
+/// Why Prometheus metrics give no value in this build.
+pub const PROMETHEUS_UNAVAILABLE: &str =
+    "Prometheus metrics are not available: this controller has no Prometheus client configured";
+
+impl MetricSources {
+    /// Sources over `client`; PodMetrics lists are shared for `max_age`.
+    pub fn new(client: Client, scales: Arc<ScaleClient>, max_age: std::time::Duration) -> Self {
+        MetricSources {
+            pod_metrics: PodMetricsBatch::new(client.clone(), max_age),
+            client,
+            scales,
+        }
+    }
+
+    /// Reads every metric of `autoscaler` for the pods `selector` selects (`selector_text`
+    /// is the scale's selector as written, passed on to the custom metrics API).
+    pub async fn read(
+        &self,
+        autoscaler: &Autoscaler,
+        selector: &Selector,
+        selector_text: &str,
+        calls: &ApiCall,
+    ) -> Readings {
+        let ns = autoscaler.namespace.as_str();
+        let needs_resource = autoscaler
+            .metrics
+            .iter()
+            .any(|m| matches!(m.source, MetricSource::Resource { .. }));
+        let resource_metrics = async {
+            if needs_resource {
+                self.pod_metrics.select(ns, selector, calls).await
+            } else {
+                Ok(Vec::new())
+            }
+        };
+        let per_metric = futures::future::join_all(autoscaler.metrics.iter().map(|m| async {
+            match &m.source {
+                MetricSource::Resource { .. } | MetricSource::Unknown { .. } => MetricData::None,
+                MetricSource::Pods { metric } => {
+                    custom::pod_values(&self.client, ns, selector_text, metric, calls).await
+                }
+                MetricSource::Object {
+                    metric,
+                    described_object,
+                } => {
+                    custom::object_value(
+                        &self.client,
+                        &self.scales,
+                        ns,
+                        described_object,
+                        metric,
+                        calls,
+                    )
+                    .await
+                }
+                MetricSource::External { metric } => {
+                    external::values(&self.client, ns, metric, calls).await
+                }
+                MetricSource::Prometheus { .. } => {
+                    MetricData::Failed(PROMETHEUS_UNAVAILABLE.to_owned())
+                }
+            }
+        }));
+        let (resource_metrics, metrics) = futures::join!(resource_metrics, per_metric);
+        Readings {
+            resource_metrics,
+            metrics,
+        }
+    }
+}
+
+/// A quantity string in thousandths.
+fn milli(q: &str) -> Option<i64> {
+    foresight_api::Quantity(q.to_owned()).milli_value().ok()
+}
+
+/// Percent-encodes one path segment (`*` stays, as the custom metrics API wants it).
+fn encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'*' | b':') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `?k=v&...` with the non-empty parameters, encoded as Go's `url.Values` encodes them.
+fn query(params: &[(&str, String)]) -> String {
+    let mut s = form_urlencoded::Serializer::new(String::new());
+    let mut any = false;
+    for (k, v) in params {
+        if !v.is_empty() {
+            s.append_pair(k, v);
+            any = true;
+        }
+    }
+    if any {
+        format!("?{}", s.finish())
+    } else {
+        String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_paths_and_queries() {
+        assert_eq!(encode("pods/*"), "pods%2F*");
+        assert_eq!(encode("http_requests"), "http_requests");
+        assert_eq!(
+            query(&[
+                ("labelSelector", "app=web,tier in (a,b)".to_owned()),
+                ("x", String::new())
+            ]),
+            "?labelSelector=app%3Dweb%2Ctier+in+%28a%2Cb%29"
+        );
+        assert_eq!(query(&[("x", String::new())]), "");
+    }
+}
