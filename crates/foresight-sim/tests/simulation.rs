@@ -302,3 +302,12 @@ fn the_report_escapes_names_and_explains_every_rescale() {
     assert_eq!(html.matches("<circle").count(), rescales);
     assert_eq!(html.matches("above target").count(), 2 * rescales);
 }
+
+#[test]
+fn the_bundled_trace_is_the_repositorys_copy_of_cranes_input0() {
+    assert!(
+        include_bytes!("../../../examples/simulate/crane-input0.csv")
+            == include_bytes!("../../../testdata/traces/crane-dsp/input0.csv"),
+        "examples/simulate/crane-input0.csv must stay a byte-for-byte copy"
+    );
+}
