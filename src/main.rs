@@ -23,6 +23,8 @@ enum Command {
     Validate(cli::validate::ValidateArgs),
     /// Replay a load trace through rolling forecasts and report their accuracy.
     Backtest(cli::backtest::BacktestArgs),
+    /// Replay a load trace through a modelled cluster, compare policies, write a report.
+    Simulate(cli::simulate::SimulateArgs),
     /// Run the Kubernetes controller.
     Controller(Box<cli::controller::ControllerArgs>),
     /// Print the EffectiveHorizontalPodAutoscaler CustomResourceDefinition (YAML).
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Backtest(args) => cli::backtest::run(args),
+        Command::Simulate(args) => cli::simulate::run(args),
         Command::Controller(args) => cli::controller::run(*args),
         Command::Crd(args) => cli::crd::run(args),
         Command::Import(args) => cli::import::run(args),

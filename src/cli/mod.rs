@@ -5,4 +5,5 @@ pub mod controller;
 pub mod crd;
 pub mod explain;
 pub mod import;
+pub mod simulate;
 pub mod validate;

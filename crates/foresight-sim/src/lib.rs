@@ -1,1 +1,37 @@
-//! placeholder
+//! Foresight's simulator: replays a load trace through a modelled cluster, drives it with the
+//! same decision core the controller uses, scores each policy and draws the result.
+//!
+//! The model is described in one place, `docs/simulator.md`. The pieces:
+//!
+//! - [`load`] and [`synthetic`]: the load, from a trace or generated;
+//! - [`cluster`]: pods that start up, serve and are deleted;
+//! - [`meter`] and [`pipeline`]: what metrics-server would report, with its scrape, window and lag;
+//! - [`forecaster`]: the predictor's history and periodic refits;
+//! - [`runner`]: one policy's decide–act–advance loop; [`simulation`]: several side by side;
+//! - [`score`], [`timeline`], [`windows`]: what is measured and kept;
+//! - [`summary`] (JSON) and [`report`] (HTML with SVG charts).
+
+pub mod cluster;
+pub mod config;
+pub mod error;
+pub mod fleet;
+pub mod forecaster;
+pub mod load;
+pub mod meter;
+pub mod parallel;
+pub mod pipeline;
+pub mod policy;
+pub mod report;
+pub mod runner;
+pub mod score;
+pub mod simulation;
+pub mod summary;
+pub mod synthetic;
+pub mod timeline;
+pub mod windows;
+
+pub use config::{ModelConfig, Recording};
+pub use error::SimError;
+pub use load::{LoadPoint, LoadTrace};
+pub use policy::Policy;
+pub use simulation::{simulate, LoadScale, Simulation};

@@ -1,0 +1,145 @@
+//! The model's settings: how pods start, how the metrics pipeline reports them, and how often
+//! the predictor is refitted. `docs/simulator.md` explains each one.
+
+use crate::error::SimError;
+
+/// What a run keeps besides the scores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recording {
+    /// Chart series, under-provisioned periods, forecast peaks and scale decisions: what the
+    /// report draws.
+    Full,
+    /// Scores only (benchmarks, large fleets).
+    ScoresOnly,
+}
+
+/// Settings of the modelled cluster and metrics pipeline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelConfig {
+    /// Seconds from a pod's creation until it is ready and serves load.
+    pub startup_delay_seconds: i64,
+    /// Up to this many seconds are added to each pod's start-up delay, drawn uniformly from
+    /// a generator seeded with `seed`.
+    pub startup_jitter_seconds: i64,
+    /// Seed of the start-up jitter.
+    pub seed: u64,
+    /// metrics-server's scrape interval (`--metric-resolution`).
+    pub scrape_interval_seconds: i64,
+    /// The window each CPU sample is averaged over.
+    pub metric_window_seconds: i64,
+    /// Extra delay before a scrape is visible to the autoscaler.
+    pub metric_lag_seconds: i64,
+    /// Each pod's CPU request, in millicores (what utilization is measured against).
+    pub pod_cpu_request_millicores: i64,
+    /// The load one ready pod can serve, in load units (cores for CPU); more is not served.
+    pub pod_capacity: f64,
+    /// Seconds of simulated time between two refits of the predictor.
+    pub refit_interval_seconds: i64,
+    /// What to keep besides the scores.
+    pub recording: Recording,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            startup_delay_seconds: 60,
+            startup_jitter_seconds: 0,
+            seed: 1,
+            scrape_interval_seconds: 15,
+            metric_window_seconds: 15,
+            metric_lag_seconds: 0,
+            pod_cpu_request_millicores: 1000,
+            pod_capacity: 1.0,
+            refit_interval_seconds: 3600,
+            recording: Recording::Full,
+        }
+    }
+}
+
+impl ModelConfig {
+    /// Checks every setting; the error names the first one out of range.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let at_least = |name: &str, value: i64, min: i64| {
+            if value < min {
+                Err(SimError::Model(format!(
+                    "{name} is {value}; it must be at least {min}"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        // A week is far beyond any real start-up; the bound keeps time arithmetic trivially safe.
+        let at_most = |name: &str, value: i64, max: i64| {
+            if value > max {
+                Err(SimError::Model(format!(
+                    "{name} is {value}; it must be at most {max}"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        const WEEK: i64 = 7 * 86_400;
+        at_least("startup delay (seconds)", self.startup_delay_seconds, 0)?;
+        at_most("startup delay (seconds)", self.startup_delay_seconds, WEEK)?;
+        at_least("startup jitter (seconds)", self.startup_jitter_seconds, 0)?;
+        at_most(
+            "startup jitter (seconds)",
+            self.startup_jitter_seconds,
+            WEEK,
+        )?;
+        at_least("scrape interval (seconds)", self.scrape_interval_seconds, 1)?;
+        at_most(
+            "scrape interval (seconds)",
+            self.scrape_interval_seconds,
+            3600,
+        )?;
+        at_least("metric window (seconds)", self.metric_window_seconds, 1)?;
+        at_most("metric window (seconds)", self.metric_window_seconds, 3600)?;
+        at_least("metric lag (seconds)", self.metric_lag_seconds, 0)?;
+        at_most("metric lag (seconds)", self.metric_lag_seconds, 3600)?;
+        at_least(
+            "pod CPU request (millicores)",
+            self.pod_cpu_request_millicores,
+            1,
+        )?;
+        at_most(
+            "pod CPU request (millicores)",
+            self.pod_cpu_request_millicores,
+            1_000_000_000,
+        )?;
+        at_least("refit interval (seconds)", self.refit_interval_seconds, 1)?;
+        if !(self.pod_capacity.is_finite() && self.pod_capacity > 0.0) {
+            return Err(SimError::Model(format!(
+                "pod capacity is {}; it must be a positive number",
+                self.pod_capacity
+            )));
+        }
+        Ok(())
+    }
+
+    /// Each pod's CPU request in cores.
+    pub fn pod_cpu_request(&self) -> f64 {
+        self.pod_cpu_request_millicores as f64 / 1000.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_bad_settings_are_named() {
+        assert_eq!(ModelConfig::default().validate(), Ok(()));
+        let bad = ModelConfig {
+            scrape_interval_seconds: 0,
+            ..Default::default()
+        };
+        let err = bad.validate().unwrap_err().to_string();
+        assert!(err.contains("scrape interval"), "{err}");
+        let bad = ModelConfig {
+            pod_capacity: f64::NAN,
+            ..Default::default()
+        };
+        assert!(bad.validate().unwrap_err().to_string().contains("capacity"));
+    }
+}

@@ -1,0 +1,203 @@
+//! Prediction in the simulation: the history a controller would query (the workload's total
+//! served load, one sample per predictor interval) and a predictor refitted on it every
+//! refit interval of simulated time, handing the decision its forecast.
+
+use std::collections::VecDeque;
+
+use foresight_core::autoscaler::Autoscaler;
+use foresight_core::decision::Observation;
+use foresight_core::forecasting::ForecastInput;
+use foresight_core::prediction::{predict, Forecast, Prediction, PredictorConfig};
+use foresight_core::trace::Sample;
+
+use crate::config::ModelConfig;
+use crate::meter::Meter;
+
+/// The predictor's settings for `autoscaler`, when prediction is on: `Ok(None)` when it is
+/// off, `Err` with the reason when its settings cannot be used.
+pub fn predictor_config(autoscaler: &Autoscaler) -> Result<Option<PredictorConfig>, String> {
+    if autoscaler.prediction_window_seconds.is_none() {
+        return Ok(None);
+    }
+    let Some(algorithm) = autoscaler
+        .spec
+        .prediction
+        .as_ref()
+        .and_then(|p| p.prediction_algorithm.as_ref())
+    else {
+        return Ok(None);
+    };
+    PredictorConfig::from_spec(algorithm)
+        .map(Some)
+        .map_err(|e| format!("spec.prediction.{e}"))
+}
+
+/// Keeps the metric's history and refits the predictor.
+#[derive(Clone, Debug)]
+pub struct Forecaster {
+    config: Result<PredictorConfig, String>,
+    interval: i64,
+    history_seconds: i64,
+    window: i64,
+    refit_every: i64,
+    next_refit: i64,
+    metrics: usize,
+    history: VecDeque<Sample>,
+    last_boundary: Option<(i64, f64)>,
+    forecast: Option<Forecast>,
+}
+
+impl Forecaster {
+    /// A forecaster for `autoscaler`, or `None` when its prediction is off.
+    pub fn for_autoscaler(autoscaler: &Autoscaler, model: &ModelConfig) -> Option<Forecaster> {
+        let window = autoscaler.prediction_window_seconds?;
+        let config = match predictor_config(autoscaler) {
+            Ok(None) => return None,
+            Ok(Some(c)) => Ok(c),
+            Err(e) => Err(e),
+        };
+        let (interval, history_seconds) = match &config {
+            Ok(c) => (c.interval_secs().max(1), c.history_secs().max(1)),
+            Err(_) => (60, 86_400),
+        };
+        Some(Forecaster {
+            config,
+            interval,
+            history_seconds,
+            window,
+            refit_every: model.refit_interval_seconds.max(1),
+            next_refit: i64::MIN,
+            metrics: autoscaler.metrics.len(),
+            history: VecDeque::new(),
+            last_boundary: None,
+            forecast: None,
+        })
+    }
+
+    /// The predictor's sample interval, seconds.
+    pub fn interval_seconds(&self) -> i64 {
+        self.interval
+    }
+
+    /// The forecast in use, if any.
+    pub fn forecast(&self) -> Option<&Forecast> {
+        self.forecast.as_ref()
+    }
+
+    /// Records a history sample when `now` closes a sample interval: the average total
+    /// served load over it, stamped at its start (as a trace's value holds from its stamp).
+    pub fn observe(&mut self, now: i64, meter: &Meter) {
+        if now.rem_euclid(self.interval) != 0 {
+            return;
+        }
+        let served = meter.now.served;
+        if let Some((from, before)) = self.last_boundary {
+            if now > from {
+                self.history.push_back(Sample {
+                    ts: from,
+                    value: (served - before) / (now - from) as f64,
+                });
+            }
+        }
+        self.last_boundary = Some((now, served));
+        let oldest = now - self.history_seconds - self.interval;
+        while self.history.front().is_some_and(|s| s.ts < oldest) {
+            self.history.pop_front();
+        }
+    }
+
+    /// Refits when a refit is due at `now`, and hands the result to the decision through
+    /// `observation.forecasts`. Returns the new forecast's peak inside the prediction
+    /// window (Unix seconds, load units), when there is one.
+    pub fn refit_if_due(&mut self, now: i64, observation: &mut Observation) -> Option<(i64, f64)> {
+        if now < self.next_refit {
+            return None;
+        }
+        self.next_refit = now.saturating_add(self.refit_every);
+        let input = match &self.config {
+            Err(e) => {
+                self.forecast = None;
+                ForecastInput::Failed(e.clone())
+            }
+            Ok(config) => match predict(config, self.history.make_contiguous(), now) {
+                Prediction::Ready(f) => {
+                    self.forecast = Some(f.clone());
+                    ForecastInput::Ready(f)
+                }
+                Prediction::NotReady { reason } => {
+                    self.forecast = None;
+                    ForecastInput::NotReady(reason)
+                }
+            },
+        };
+        observation.forecasts = vec![input; self.metrics];
+        self.forecast
+            .as_ref()
+            .and_then(|f| f.peak_in(now, now.saturating_add(self.window)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::policies_from_manifest;
+
+    fn forecaster(prediction: &str) -> Option<Forecaster> {
+        let text = format!(
+            "apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {{name: web}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  maxReplicas: 10
+{prediction}"
+        );
+        let policy = &policies_from_manifest(&text, "web").unwrap()[0];
+        Forecaster::for_autoscaler(&policy.compile().unwrap(), &ModelConfig::default())
+    }
+
+    const DSP: &str = "  prediction:
+    predictionWindowSeconds: 600
+    predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 60s, historyLength: 3d}}
+";
+
+    #[test]
+    fn no_prediction_no_forecaster() {
+        assert!(forecaster("").is_none());
+    }
+
+    #[test]
+    fn history_holds_the_mean_served_load_of_each_interval_stamped_at_its_start() {
+        let mut f = forecaster(DSP).unwrap();
+        assert_eq!(f.interval_seconds(), 60);
+        let mut meter = Meter::new(0, 15, 30, 0.0, 0.0);
+        let mut t = 0;
+        f.observe(t, &meter);
+        for served in [2.0, 2.0, 4.0, 4.0, 1.0, 1.0, 1.0, 1.0] {
+            meter.add(30, 1, served);
+            t += 30;
+            meter.reach(t);
+            f.observe(t, &meter);
+        }
+        let history: Vec<(i64, f64)> = f.history.iter().map(|s| (s.ts, s.value)).collect();
+        assert_eq!(history, [(0, 2.0), (60, 4.0), (120, 1.0), (180, 1.0)]);
+    }
+
+    #[test]
+    fn refits_are_spaced_by_the_refit_interval_and_reach_the_observation() {
+        let mut f = forecaster(DSP).unwrap();
+        let mut observation = Observation::default();
+        f.refit_if_due(0, &mut observation);
+        // One input per metric (the defaulted CPU metric), not ready without history.
+        assert_eq!(observation.forecasts.len(), 1);
+        assert!(matches!(
+            observation.forecasts[0],
+            ForecastInput::NotReady(_)
+        ));
+        observation.forecasts.clear();
+        f.refit_if_due(3599, &mut observation);
+        assert!(observation.forecasts.is_empty(), "refitted before the hour");
+        f.refit_if_due(3600, &mut observation);
+        assert_eq!(observation.forecasts.len(), 1);
+    }
+}

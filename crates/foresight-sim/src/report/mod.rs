@@ -1,0 +1,590 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no script, no network) with
+//! the score table, charts of load, capacity and replicas per policy, under-provisioned
+//! periods, cron windows, forecast peaks, and the explanation of every rescale.
+
+mod svg;
+mod time_axis;
+
+use std::fmt::Write;
+
+use foresight_api::status::DecisionRecord;
+use jiff::tz::TimeZone;
+
+use crate::cluster::timestamp;
+use crate::config::ModelConfig;
+use crate::runner::PolicyOutcome;
+use crate::simulation::Simulation;
+use crate::windows::CronWindow;
+use svg::{escape, Chart};
+
+pub use svg::nice_ticks;
+pub use time_axis::{time_ticks, TimeTick};
+
+/// Colours of the policies, in order (red is kept for under-provisioning).
+const PALETTE: [&str; 6] = [
+    "#1f6fb4", "#2a9d3a", "#8e44ad", "#e67e22", "#8c564b", "#17a2b8",
+];
+
+/// Chart width, pixels.
+const WIDTH: f64 = 1180.0;
+
+/// What the report shows besides the simulation.
+pub struct ReportContext<'a> {
+    /// Where the load came from.
+    pub source: &'a str,
+    /// The model's settings.
+    pub model: &'a ModelConfig,
+    /// The load's unit (`cores` for CPU metrics).
+    pub unit: &'a str,
+    /// The zone times are shown in.
+    pub time_zone: TimeZone,
+}
+
+fn colour(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A time as `Wed 11 Aug 14:05` in `tz`.
+fn local(secs: i64, tz: &TimeZone) -> String {
+    timestamp(secs)
+        .to_zoned(tz.clone())
+        .strftime("%a %d %b %H:%M")
+        .to_string()
+}
+
+/// A decision's explanation as lines: what happened, every proposal, every limit.
+pub fn explain(record: &DecisionRecord) -> Vec<String> {
+    let mut lines = vec![record.summary.clone()];
+    for p in &record.proposals {
+        // Sources whose name already says what they are (`cron ...`) are not repeated.
+        let mut line = if p.name.starts_with(p.source.as_str()) {
+            format!("{}: ", p.name)
+        } else {
+            format!("{} {}: ", p.source, p.name)
+        };
+        match (p.replicas, &p.error) {
+            (Some(n), _) => {
+                let _ = write!(line, "{n} replicas");
+                if let (Some(c), Some(t)) = (&p.current, &p.target) {
+                    let _ = write!(line, " (current {c}, target {t})");
+                }
+            }
+            (None, Some(e)) => line.push_str(e),
+            (None, None) => line.push_str("no proposal"),
+        }
+        if let Some(d) = &p.detail {
+            let _ = write!(line, "; {d}");
+        }
+        lines.push(line);
+    }
+    if let Some(r) = record.recommendation {
+        lines.push(format!("recommendation: {r}"));
+    }
+    for l in &record.limits {
+        lines.push(format!(
+            "limit {}: {} -> {} ({}: {})",
+            l.stage, l.from, l.to, l.reason, l.message
+        ));
+    }
+    lines
+}
+
+/// Renders the report.
+pub fn render(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
+    let tz = &ctx.time_zone;
+    let span = simulation.span;
+    let mut html = String::with_capacity(1 << 20);
+    html.push_str(concat!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        "<title>Foresight simulation</title><style>",
+        include_str!("report.css"),
+        "</style></head><body>"
+    ));
+    let _ = write!(
+        html,
+        "<h1>Foresight simulation</h1><p class=\"lead\">{} policies on <b>{}</b>, {} to {} ({}). \
+         Peak load {:.2} {unit}; one pod carries {:.2} {unit} at the first policy's target.</p>",
+        simulation.policies.len(),
+        escape(ctx.source),
+        escape(&local(span.start, tz)),
+        escape(&local(span.end, tz)),
+        escape(tz.iana_name().unwrap_or("UTC")),
+        simulation.peak_load,
+        simulation.load_per_pod,
+        unit = escape(ctx.unit),
+    );
+    let m = ctx.model;
+    let _ = write!(
+        html,
+        "<p class=\"model\">Model: pods ready {}&#8239;s after creation (jitter up to {}&#8239;s, seed {}); \
+         metrics scraped every {}&#8239;s over a {}&#8239;s window, {}&#8239;s extra lag; \
+         {}m CPU request and {} {} capacity per pod; predictor refitted every {}&#8239;s. \
+         See <code>docs/simulator.md</code>.</p>",
+        m.startup_delay_seconds,
+        m.startup_jitter_seconds,
+        m.seed,
+        m.scrape_interval_seconds,
+        m.metric_window_seconds,
+        m.metric_lag_seconds,
+        m.pod_cpu_request_millicores,
+        m.pod_capacity,
+        escape(ctx.unit),
+        m.refit_interval_seconds,
+    );
+    score_table(&mut html, simulation, ctx.unit);
+    html.push_str(&capacity_chart(simulation, ctx));
+    html.push_str(&close_up_chart(simulation, ctx));
+    html.push_str(&replicas_chart(simulation, tz));
+    for (i, outcome) in simulation.policies.iter().enumerate() {
+        policy_section(&mut html, simulation, i, outcome, ctx);
+    }
+    html.push_str("</body></html>\n");
+    html
+}
+
+fn score_table(html: &mut String, simulation: &Simulation, unit: &str) {
+    let best_under = simulation
+        .policies
+        .iter()
+        .map(|p| p.scores.under_provisioned_minutes)
+        .fold(f64::INFINITY, f64::min);
+    let best_cost = simulation
+        .policies
+        .iter()
+        .map(|p| p.scores.replica_hours)
+        .fold(f64::INFINITY, f64::min);
+    let _ = write!(
+        html,
+        "<h2>Scores</h2><table id=\"scores\" class=\"scores\"><thead><tr><th>policy</th>\
+         <th title=\"minutes with ready capacity below load\">under-provisioned (min)</th>\
+         <th title=\"load not served, integrated over time\">overload ({} × min)</th>\
+         <th title=\"pods (starting or ready) integrated over time\">replica-hours</th>\
+         <th>scale events (up)</th><th>pods started</th>\
+         <th title=\"95th percentile over decision intervals of load / ready capacity\">p95 utilization</th>\
+         <th>mean utilization</th><th>max replicas</th></tr></thead><tbody>",
+        escape(unit)
+    );
+    for (i, p) in simulation.policies.iter().enumerate() {
+        let s = &p.scores;
+        let mark = |best: bool| if best { " class=\"best\"" } else { "" };
+        let _ = write!(
+            html,
+            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>\
+             <td{}>{:.1}</td><td>{:.2}</td><td{}>{:.1}</td><td>{} ({})</td><td>{}</td>\
+             <td>{:.1}%</td><td>{:.1}%</td><td>{}</td></tr>",
+            colour(i),
+            escape(&s.name),
+            mark(s.under_provisioned_minutes == best_under),
+            s.under_provisioned_minutes,
+            s.overload_integral,
+            mark(s.replica_hours == best_cost),
+            s.replica_hours,
+            s.scale_events,
+            s.scale_ups,
+            s.pods_started,
+            s.p95_utilization,
+            s.mean_utilization,
+            s.max_replicas,
+        );
+    }
+    html.push_str("</tbody></table>");
+}
+
+fn max_capacity(simulation: &Simulation) -> f64 {
+    simulation
+        .policies
+        .iter()
+        .filter_map(|p| p.timeline.as_ref())
+        .flat_map(|t| t.capacity.iter().copied())
+        .fold(
+            simulation.load.iter().copied().fold(0.0, f64::max),
+            f64::max,
+        )
+}
+
+fn capacity_chart(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
+    let span = simulation.span;
+    let mut chart = Chart::new(
+        WIDTH,
+        340.0,
+        span.start,
+        span.end,
+        max_capacity(simulation) * 1.05,
+    );
+    chart.area(
+        span.start,
+        simulation.bucket_seconds,
+        &simulation.load,
+        "load",
+    );
+    chart.legend("load", "fill:#c9ced6", true);
+    for (i, p) in simulation.policies.iter().enumerate() {
+        if let Some(t) = &p.timeline {
+            let style = format!("stroke:{}", colour(i));
+            chart.steps(t.start, t.bucket_seconds, &t.capacity, "capacity", &style);
+            chart.legend(&format!("{} ready capacity", p.scores.name), &style, false);
+        }
+    }
+    format!(
+        "<h2>Load and ready capacity</h2><p class=\"note\">Mean per {} of the load and of each policy's ready capacity (ready pods × capacity per pod).</p>{}",
+        bucket_text(simulation.bucket_seconds),
+        chart.finish(
+            "chart-capacity",
+            "Load and ready capacity of every policy",
+            &format!("load ({})", ctx.unit),
+            &ctx.time_zone
+        )
+    )
+}
+
+/// Length of the close-up window.
+const CLOSE_UP_SECONDS: i64 = 3 * 3600;
+
+/// The window of [`CLOSE_UP_SECONDS`] holding the most under-provisioned time, summed over the
+/// policies; `None` when no policy was ever under-provisioned.
+fn worst_window(simulation: &Simulation) -> Option<(i64, i64)> {
+    let periods: Vec<(i64, i64)> = simulation
+        .policies
+        .iter()
+        .filter_map(|p| p.timeline.as_ref())
+        .flat_map(|t| t.under_provisioned.iter().copied())
+        .take(5000)
+        .collect();
+    let span = simulation.span;
+    let length = CLOSE_UP_SECONDS.min(span.end - span.start);
+    let mut best: Option<(i64, i64)> = None;
+    for &(a, b) in &periods {
+        let start = ((a + b) / 2 - length / 2).clamp(span.start, span.end - length);
+        let end = start + length;
+        let covered: i64 = periods
+            .iter()
+            .map(|&(x, y)| (y.min(end) - x.max(start)).max(0))
+            .sum();
+        if best.is_none_or(|(_, c)| covered > c) {
+            best = Some((start, covered));
+        }
+    }
+    best.map(|(start, _)| (start, start + length))
+}
+
+/// The values of a fine series (one per `tick` from `start`) inside `[from, to)`, with the
+/// time of the first.
+fn fine_slice(values: &[f32], start: i64, tick: i64, from: i64, to: i64) -> (i64, Vec<f64>) {
+    let tick = tick.max(1);
+    let first = usize::try_from((from - start).div_euclid(tick)).unwrap_or(0);
+    let last = usize::try_from((to - start + tick - 1).div_euclid(tick)).unwrap_or(0);
+    let slice = values
+        .get(first..last.min(values.len()))
+        .unwrap_or_default();
+    (
+        start + first as i64 * tick,
+        slice.iter().map(|v| f64::from(*v)).collect(),
+    )
+}
+
+fn close_up_chart(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
+    let Some((from, to)) = worst_window(simulation) else {
+        return "<h2>Close-up</h2><p class=\"note\">No policy was ever under-provisioned.</p>"
+            .to_owned();
+    };
+    let timelines: Vec<(usize, &crate::timeline::Timeline)> = simulation
+        .policies
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.timeline.as_ref().map(|t| (i, t)))
+        .collect();
+    let Some((_, first)) = timelines.first() else {
+        return String::new();
+    };
+    let (load_start, load) =
+        fine_slice(&first.fine_load, first.start, first.tick_seconds, from, to);
+    let mut series = Vec::new();
+    let mut max = load.iter().copied().fold(0.0, f64::max);
+    for (i, t) in &timelines {
+        let (start, values) = fine_slice(&t.fine_capacity, t.start, t.tick_seconds, from, to);
+        max = values.iter().copied().fold(max, f64::max);
+        series.push((*i, t, start, values));
+    }
+    let mut chart = Chart::new(WIDTH, 300.0, from, to, max * 1.05);
+    chart.area(load_start, first.tick_seconds, &load, "load");
+    chart.legend("load", "fill:#c9ced6", true);
+    for (i, t, start, values) in &series {
+        let name = &simulation.policies[*i].scores.name;
+        let inside: Vec<(i64, i64)> = t
+            .under_provisioned
+            .iter()
+            .copied()
+            .filter(|&(a, b)| b > from && a < to)
+            .collect();
+        let titles: Vec<String> = inside
+            .iter()
+            .map(|&(a, b)| {
+                format!(
+                    "{name} under-provisioned {} – {} ({} s)",
+                    local(a, &ctx.time_zone),
+                    local(b, &ctx.time_zone),
+                    b - a
+                )
+            })
+            .collect();
+        chart.periods(&inside, "under", None, Some(&titles));
+        let style = format!("stroke:{}", colour(*i));
+        chart.steps(*start, t.tick_seconds, values, "capacity", &style);
+        chart.legend(&format!("{name} ready capacity"), &style, false);
+    }
+    chart.legend("under-provisioned", "fill:#e74c3c", true);
+    format!(
+        "<h2>Close-up</h2><p class=\"note\">The {} hours with the most under-provisioned time, \
+         per decision interval: load, each policy's ready capacity, and the periods (any policy) \
+         when it fell short.</p>{}",
+        CLOSE_UP_SECONDS / 3600,
+        chart.finish(
+            "chart-close-up",
+            "Close-up of the worst under-provisioned hours",
+            &format!("load ({})", ctx.unit),
+            &ctx.time_zone
+        )
+    )
+}
+
+fn replicas_chart(simulation: &Simulation, tz: &TimeZone) -> String {
+    let span = simulation.span;
+    let max = simulation
+        .policies
+        .iter()
+        .filter_map(|p| p.timeline.as_ref())
+        .flat_map(|t| t.replicas.iter().copied())
+        .max()
+        .unwrap_or(1);
+    let mut chart = Chart::new(WIDTH, 260.0, span.start, span.end, f64::from(max) * 1.05);
+    for (i, p) in simulation.policies.iter().enumerate() {
+        if let Some(t) = &p.timeline {
+            let style = format!("stroke:{}", colour(i));
+            let values: Vec<f64> = t.replicas.iter().map(|r| f64::from(*r)).collect();
+            chart.steps(t.start, t.bucket_seconds, &values, "replicas", &style);
+            chart.legend(&p.scores.name, &style, false);
+        }
+    }
+    format!(
+        "<h2>Replicas</h2><p class=\"note\">Most pods (starting or ready) per {}.</p>{}",
+        bucket_text(simulation.bucket_seconds),
+        chart.finish("chart-replicas", "Replicas of every policy", "replicas", tz)
+    )
+}
+
+fn bucket_text(seconds: i64) -> String {
+    if seconds % 60 == 0 {
+        format!("{} min", seconds / 60)
+    } else {
+        format!("{seconds} s")
+    }
+}
+
+/// The highest of the forecast peaks of each local day: every refit finds a peak inside its
+/// window, and marking them all would bury the chart.
+fn daily_peaks(peaks: &[(i64, f64)], tz: &TimeZone) -> Vec<(i64, f64)> {
+    let mut sorted = peaks.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    let mut out: Vec<(jiff::civil::Date, i64, f64)> = Vec::new();
+    for (at, value) in sorted {
+        let day = timestamp(at).to_zoned(tz.clone()).date();
+        match out.last_mut() {
+            Some(last) if last.0 == day => {
+                if value > last.2 {
+                    *last = (day, at, value);
+                }
+            }
+            _ => out.push((day, at, value)),
+        }
+    }
+    out.into_iter().map(|(_, at, v)| (at, v)).collect()
+}
+
+fn cron_titles(windows: &[CronWindow], tz: &TimeZone) -> Vec<String> {
+    windows
+        .iter()
+        .map(|w| {
+            format!(
+                "cron {} active {} – {}: holds at least {} replicas",
+                w.names.join(", "),
+                local(w.start, tz),
+                local(w.end, tz),
+                w.target
+            )
+        })
+        .collect()
+}
+
+fn policy_section(
+    html: &mut String,
+    simulation: &Simulation,
+    index: usize,
+    outcome: &PolicyOutcome,
+    ctx: &ReportContext<'_>,
+) {
+    let tz = &ctx.time_zone;
+    let name = &outcome.scores.name;
+    let _ = write!(
+        html,
+        "<section class=\"policy\" id=\"policy-{index}\"><h2><span class=\"swatch\" style=\"background:{}\"></span>{}</h2>",
+        colour(index),
+        escape(name)
+    );
+    let Some(t) = &outcome.timeline else {
+        html.push_str("<p>No timeline was recorded.</p></section>");
+        return;
+    };
+    let span = simulation.span;
+    let style = format!("stroke:{}", colour(index));
+    let windows = simulation
+        .cron_windows
+        .get(index)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+
+    // Load against this policy's capacity.
+    let forecast_max = t
+        .forecast
+        .iter()
+        .flatten()
+        .copied()
+        .chain(t.forecast_peaks.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let mut chart = Chart::new(
+        WIDTH,
+        300.0,
+        span.start,
+        span.end,
+        max_capacity(simulation).max(forecast_max) * 1.05,
+    );
+    if !windows.is_empty() {
+        let periods: Vec<(i64, i64)> = windows.iter().map(|w| (w.start, w.end)).collect();
+        chart.periods(&periods, "cron", None, Some(&cron_titles(windows, tz)));
+        chart.legend("cron window", "fill:#f5d76e", true);
+    }
+    chart.area(
+        span.start,
+        simulation.bucket_seconds,
+        &simulation.load,
+        "load",
+    );
+    chart.legend("load", "fill:#c9ced6", true);
+    let under_titles: Vec<String> = t
+        .under_provisioned
+        .iter()
+        .map(|&(a, b)| {
+            format!(
+                "under-provisioned {} – {} ({} s)",
+                local(a, tz),
+                local(b, tz),
+                b - a
+            )
+        })
+        .collect();
+    chart.periods(&t.under_provisioned, "under", None, Some(&under_titles));
+    chart.legend("under-provisioned", "fill:#e74c3c", true);
+    chart.steps(t.start, t.bucket_seconds, &t.capacity, "capacity", &style);
+    chart.legend("ready capacity", &style, false);
+    if t.forecast.iter().any(Option::is_some) {
+        let dashed = format!("stroke:{};stroke-dasharray:5 3", colour(index));
+        chart.line(t.start, t.bucket_seconds, &t.forecast, "forecast", &dashed);
+        chart.legend("forecast", &dashed, false);
+    }
+    let peaks: Vec<(i64, f64, String)> = daily_peaks(&t.forecast_peaks, tz)
+        .into_iter()
+        .map(|(at, v)| {
+            (
+                at,
+                v,
+                format!(
+                    "the day's highest forecast peak: {:.2} {} at {}",
+                    v,
+                    ctx.unit,
+                    local(at, tz)
+                ),
+            )
+        })
+        .collect();
+    if !peaks.is_empty() {
+        chart.markers(&peaks, "peaks", "triangle", "fill:#333");
+        chart.legend("daily forecast peak", "fill:#333", true);
+    }
+    let _ = write!(
+        html,
+        "<p class=\"note\">{} under-provisioned periods, {:.1} minutes in all. Hover over a shaded period, a cron window or a forecast peak for details.</p>{}",
+        t.under_provisioned.len(),
+        outcome.scores.under_provisioned_minutes,
+        chart.finish(
+            &format!("chart-policy-{index}"),
+            &format!("{name}: load, ready capacity, under-provisioned periods"),
+            &format!("load ({})", ctx.unit),
+            tz
+        )
+    );
+
+    // Replicas with one marker per rescale.
+    let max = t.replicas.iter().copied().max().unwrap_or(1);
+    let mut chart = Chart::new(WIDTH, 200.0, span.start, span.end, f64::from(max) * 1.1);
+    let values: Vec<f64> = t.replicas.iter().map(|r| f64::from(*r)).collect();
+    chart.steps(t.start, t.bucket_seconds, &values, "replicas", &style);
+    chart.legend("replicas", &style, false);
+    let marks: Vec<(i64, f64, String)> = t
+        .decisions
+        .iter()
+        .map(|d| {
+            let at = d.time.as_second();
+            let text = format!("{}\n{}", local(at, tz), explain(d).join("\n"));
+            (at, f64::from(d.desired_replicas), text)
+        })
+        .collect();
+    chart.markers(
+        &marks,
+        "decisions",
+        "circle",
+        &format!("fill:{}", colour(index)),
+    );
+    chart.legend(
+        "rescale (hover for why)",
+        &format!("fill:{}", colour(index)),
+        true,
+    );
+    html.push_str(&chart.finish(
+        &format!("chart-replicas-{index}"),
+        &format!("{name}: replicas and rescale decisions"),
+        "replicas",
+        tz,
+    ));
+
+    // The decisions as a table.
+    let shown = if t.decisions_total > t.decisions.len() {
+        format!(
+            "the first {} of {} rescales",
+            t.decisions.len(),
+            t.decisions_total
+        )
+    } else {
+        format!("{} rescales", t.decisions_total)
+    };
+    let _ = write!(
+        html,
+        "<details><summary>Decisions: {shown}</summary><table class=\"decisions\" id=\"decisions-{index}\">\
+         <thead><tr><th>time</th><th>from</th><th>to</th><th>why</th></tr></thead><tbody>"
+    );
+    for d in &t.decisions {
+        let lines = explain(d);
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><b>{}</b>",
+            escape(&local(d.time.as_second(), tz)),
+            d.current_replicas,
+            d.desired_replicas,
+            escape(&lines[0])
+        );
+        for line in &lines[1..] {
+            let _ = write!(html, "<br>{}", escape(line));
+        }
+        html.push_str("</td></tr>");
+    }
+    html.push_str("</tbody></table></details></section>");
+}

@@ -1,0 +1,348 @@
+//! `foresight simulate`: replays a load trace through a modelled cluster with one or more
+//! policies, prints their scores and writes an HTML report. The model is described in
+//! `docs/simulator.md`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use foresight_core::autoscaler::MetricSource;
+use foresight_core::resources::ResourceName;
+use foresight_sim::load::{LoadPoint, LoadTrace};
+use foresight_sim::policy::{policies_from_manifest, Policy};
+use foresight_sim::report::{render, ReportContext};
+use foresight_sim::simulation::{compile_policies, scaled_load, total_decisions, CompiledPolicy};
+use foresight_sim::synthetic::{generate, SyntheticConfig};
+use foresight_sim::{simulate, summary, LoadScale, ModelConfig, Recording, Simulation};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The bundled example: a policy and eight days of real CPU load (see `examples/simulate`).
+const EXAMPLE_POLICY: &str = include_str!("../../examples/simulate/policy.yaml");
+const EXAMPLE_TRACE: &str = include_str!("../../examples/simulate/crane-input0.csv");
+const EXAMPLE_NAME: &str = "examples/simulate/crane-input0.csv (Crane production CPU, 8 days)";
+
+/// Arguments of `foresight simulate`.
+#[derive(clap::Args)]
+pub struct SimulateArgs {
+    /// A policy to compare: an EffectiveHorizontalPodAutoscaler or autoscaling/v2
+    /// HorizontalPodAutoscaler manifest (repeat for several). Without it, the bundled
+    /// example's reactive, predictive and predictive+cron variants are compared.
+    #[arg(long = "spec", value_name = "FILE")]
+    pub specs: Vec<PathBuf>,
+    /// Load trace: CSV with `ts,value` rows (Unix seconds, load). Without it: the bundled
+    /// example trace, or a synthetic trace when --spec is given.
+    #[arg(long, value_name = "FILE", conflicts_with = "synthetic")]
+    pub trace: Option<PathBuf>,
+    /// Generate the load: daily and weekly rhythm, noise and spikes (seeded by --seed).
+    #[arg(long)]
+    pub synthetic: bool,
+    /// Days of synthetic load (1 to 366).
+    #[arg(long, default_value_t = 7, value_name = "DAYS",
+          value_parser = clap::value_parser!(u32).range(1..=366))]
+    pub days: u32,
+    /// Scale the trace so that its maximum is what N pods carry at the first policy's target.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub peak_replicas: u32,
+    /// Take the trace's values as the load itself (cores for CPU metrics), unscaled.
+    #[arg(long)]
+    pub raw_load: bool,
+    /// Time from a pod's creation until it is ready and serves load (e.g. 60s, 2m).
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = seconds)]
+    pub startup_delay: i64,
+    /// Up to this much extra start-up time per pod, drawn from a generator seeded by --seed.
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = seconds)]
+    pub startup_jitter: i64,
+    /// Seed of the start-up jitter and of the synthetic load.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// metrics-server's scrape interval.
+    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = seconds)]
+    pub scrape_interval: i64,
+    /// The window each CPU sample is averaged over.
+    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = seconds)]
+    pub metric_window: i64,
+    /// Extra delay before a scrape reaches the autoscaler.
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = seconds)]
+    pub metric_lag: i64,
+    /// Each pod's CPU request in millicores (what utilization is measured against).
+    #[arg(long, default_value_t = 1000, value_name = "MILLICORES")]
+    pub pod_cpu_request: i64,
+    /// The load one ready pod can serve (cores for CPU); default: its CPU request.
+    #[arg(long, value_name = "LOAD")]
+    pub pod_capacity: Option<f64>,
+    /// Simulated time between two refits of the predictor.
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = seconds)]
+    pub refit_interval: i64,
+    /// Directory for report.html (default ./foresight-report).
+    #[arg(long, value_name = "DIR", conflicts_with = "report")]
+    pub out: Option<PathBuf>,
+    /// Path of the report file.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Print the scores as one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses a Go-style duration into whole seconds.
+fn seconds(text: &str) -> Result<i64, String> {
+    let d = foresight_api::duration::parse_duration(text)?;
+    if d.subsec_nanos() != 0 {
+        return Err(format!("{text}: use whole seconds"));
+    }
+    i64::try_from(d.as_secs()).map_err(|_| format!("{text}: too long"))
+}
+
+/// Runs `foresight simulate`.
+pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
+    let model = ModelConfig {
+        startup_delay_seconds: args.startup_delay,
+        startup_jitter_seconds: args.startup_jitter,
+        seed: args.seed,
+        scrape_interval_seconds: args.scrape_interval,
+        metric_window_seconds: args.metric_window,
+        metric_lag_seconds: args.metric_lag,
+        pod_cpu_request_millicores: args.pod_cpu_request,
+        pod_capacity: args
+            .pod_capacity
+            .unwrap_or(args.pod_cpu_request as f64 / 1000.0),
+        refit_interval_seconds: args.refit_interval,
+        recording: Recording::Full,
+    };
+    model.validate()?;
+    let policies = compile_policies(&load_policies(&args.specs)?)?;
+    let (trace, source) = load_trace(&args)?;
+    let scale = if args.raw_load {
+        LoadScale::AsIs
+    } else {
+        if args.peak_replicas == 0 {
+            anyhow::bail!("--peak-replicas must be at least 1 (or use --raw-load)");
+        }
+        LoadScale::PeakReplicas(args.peak_replicas)
+    };
+    let load = scaled_load(&trace, scale, &policies, &model);
+
+    let progress = Progress::new(total_decisions(&load, &policies));
+    let simulation = simulate(&load, &policies, &model, &|n| progress.advance(n))?;
+    progress.finish();
+
+    let unit = load_unit(&policies);
+    let report_path = report_path(&args);
+    let html = render(
+        &simulation,
+        &ReportContext {
+            source: &source,
+            model: &model,
+            unit,
+            time_zone: report_time_zone(&policies),
+        },
+    );
+    if let Some(dir) = report_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+    }
+    std::fs::write(&report_path, html)
+        .with_context(|| format!("cannot write the report {}", report_path.display()))?;
+
+    if args.json {
+        print!("{}", summary::to_json(&simulation, &source, &model));
+        eprintln!("report: {}", report_path.display());
+    } else {
+        print_table(&simulation, &source, unit);
+        println!("report: {}", report_path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The policies to compare: from the files given, or the bundled example's three variants.
+fn load_policies(specs: &[PathBuf]) -> anyhow::Result<Vec<Policy>> {
+    if specs.is_empty() {
+        let example = policies_from_manifest(EXAMPLE_POLICY, "web")
+            .map_err(|e| anyhow::anyhow!("the bundled example policy: {e}"))?;
+        let full = example
+            .into_iter()
+            .next()
+            .context("the bundled example holds no policy")?;
+        return Ok(vec![
+            full.reactive("reactive"),
+            full.without_crons("predictive"),
+            Policy {
+                name: "predictive+cron".to_owned(),
+                spec: full.spec,
+            },
+        ]);
+    }
+    let mut policies: Vec<Policy> = Vec::new();
+    for path in specs {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let stem = path
+            .file_stem()
+            .map_or_else(|| "policy".to_owned(), |s| s.to_string_lossy().into_owned());
+        let found = policies_from_manifest(&text, &stem)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        for mut policy in found {
+            // Two files may name their autoscaler alike; keep the names apart.
+            if policies.iter().any(|p| p.name == policy.name) {
+                policy.name = format!("{} ({})", policy.name, path.display());
+            }
+            let base = policy.name.clone();
+            let mut n = 2;
+            while policies.iter().any(|p| p.name == policy.name) {
+                policy.name = format!("{base} #{n}");
+                n += 1;
+            }
+            policies.push(policy);
+        }
+    }
+    Ok(policies)
+}
+
+/// The load trace and a description of where it came from.
+fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String)> {
+    if let Some(path) = &args.trace {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the trace {}", path.display()))?;
+        let trace = parse_trace(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        return Ok((trace, path.display().to_string()));
+    }
+    if args.synthetic || !args.specs.is_empty() {
+        let points = generate(&SyntheticConfig {
+            days: args.days,
+            seed: args.seed,
+            ..Default::default()
+        });
+        let trace = LoadTrace::new(points)?;
+        return Ok((
+            trace,
+            format!("synthetic load ({} days, seed {})", args.days, args.seed),
+        ));
+    }
+    let trace = parse_trace(EXAMPLE_TRACE)
+        .map_err(|e| anyhow::anyhow!("the bundled example trace: {e}"))?;
+    Ok((trace, EXAMPLE_NAME.to_owned()))
+}
+
+/// Parses a `ts,value` CSV with the core's parser (errors carry the line number).
+fn parse_trace(text: &str) -> anyhow::Result<LoadTrace> {
+    let samples = foresight_core::trace::parse_csv(text)?;
+    let points = samples
+        .into_iter()
+        .map(|s| LoadPoint {
+            ts: s.ts,
+            value: s.value,
+        })
+        .collect();
+    Ok(LoadTrace::new(points)?)
+}
+
+fn report_path(args: &SimulateArgs) -> PathBuf {
+    match (&args.report, &args.out) {
+        (Some(file), _) => file.clone(),
+        (None, Some(dir)) => dir.join("report.html"),
+        (None, None) => Path::new("foresight-report").join("report.html"),
+    }
+}
+
+/// `cores` when the first policy scales on CPU, else the metric's own unit.
+fn load_unit(policies: &[CompiledPolicy]) -> &'static str {
+    let cpu = policies
+        .first()
+        .and_then(|p| p.autoscaler.metrics.first())
+        .is_some_and(
+            |m| matches!(&m.source, MetricSource::Resource { resource, .. } if *resource == ResourceName::Cpu),
+        );
+    if cpu {
+        "cores"
+    } else {
+        "load units"
+    }
+}
+
+/// The zone of the first cron that names one (the service's local time), else UTC.
+fn report_time_zone(policies: &[CompiledPolicy]) -> jiff::tz::TimeZone {
+    policies
+        .iter()
+        .flat_map(|p| p.autoscaler.spec.crons.iter())
+        .filter_map(|c| c.timezone.as_deref())
+        .find_map(|name| jiff::tz::TimeZone::get(name).ok())
+        .unwrap_or(jiff::tz::TimeZone::UTC)
+}
+
+fn print_table(simulation: &Simulation, source: &str, unit: &str) {
+    println!("load: {source}");
+    println!(
+        "{:<24} {:>12} {:>14} {:>9} {:>12} {:>8} {:>9}",
+        "policy",
+        "under (min)",
+        format!("overload ({})", short_unit(unit)),
+        "replica-h",
+        "scale events",
+        "started",
+        "p95 util"
+    );
+    for p in &simulation.policies {
+        let s = &p.scores;
+        println!(
+            "{:<24} {:>12.1} {:>14.2} {:>9.1} {:>12} {:>8} {:>8.1}%",
+            s.name,
+            s.under_provisioned_minutes,
+            s.overload_integral,
+            s.replica_hours,
+            s.scale_events,
+            s.pods_started,
+            s.p95_utilization
+        );
+    }
+}
+
+fn short_unit(unit: &str) -> String {
+    match unit {
+        "cores" => "core-min".to_owned(),
+        _ => "unit-min".to_owned(),
+    }
+}
+
+/// A progress bar on stderr, shown only when stderr is a terminal and the run has taken
+/// longer than a second.
+struct Progress {
+    bar: ProgressBar,
+    started: Instant,
+    shown: AtomicBool,
+    terminal: bool,
+}
+
+impl Progress {
+    fn new(total: u64) -> Progress {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} simulating {bar:40} {percent:>3}% ({eta} left)")
+        {
+            bar.set_style(style);
+        }
+        Progress {
+            bar,
+            started: Instant::now(),
+            shown: AtomicBool::new(false),
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn advance(&self, decisions: u64) {
+        self.bar.inc(decisions);
+        if self.terminal
+            && !self.shown.load(Ordering::Relaxed)
+            && self.started.elapsed() > Duration::from_secs(1)
+            && !self.shown.swap(true, Ordering::Relaxed)
+        {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

@@ -1,0 +1,201 @@
+//! The simulator's report, opened in a real browser: headless Chromium loads the file and
+//! dumps the DOM it built, and the charts and the score table must be there and hold data.
+//!
+//! Needs Chromium: `apt-get install -y chromium` on Debian (CI installs it), or point
+//! `FORESIGHT_CHROMIUM` at a Chrome or Chromium binary. Without one the test fails.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The browser to use: `FORESIGHT_CHROMIUM`, else the first of the usual names on PATH.
+fn chromium() -> PathBuf {
+    if let Some(path) = std::env::var_os("FORESIGHT_CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        for name in [
+            "chromium",
+            "chromium-browser",
+            "google-chrome",
+            "google-chrome-stable",
+        ] {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    panic!(
+        "Chromium is needed to check the report in a browser, and none was found on PATH: \
+         install it with `apt-get install -y chromium` (Debian), or set FORESIGHT_CHROMIUM \
+         to a Chrome or Chromium binary"
+    );
+}
+
+/// The DOM Chromium builds from `file` (its `--dump-dom` output).
+fn dump_dom(file: &Path, profile: &Path) -> String {
+    let url = format!("file://{}", file.display());
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Chromium starts");
+    // Read the DOM while the browser writes it (it is larger than a pipe's buffer).
+    let mut stdout = child.stdout.take().expect("Chromium's stdout");
+    let reader = std::thread::spawn(move || {
+        let mut dom = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut dom).map(|_| dom)
+    });
+    // A browser that hangs must not hang the test suite; this bounds the wait, it measures
+    // nothing.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("Chromium can be waited on") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("Chromium did not finish rendering {url} within 180 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "Chromium failed on {url}");
+    reader
+        .join()
+        .expect("the reader thread")
+        .expect("Chromium's DOM is text")
+}
+
+/// The markup of the element that starts at `<tag ... id="id"` up to its closing tag.
+fn element<'a>(dom: &'a str, tag: &str, id: &str) -> &'a str {
+    let marker = format!("id=\"{id}\"");
+    let at = dom
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no element with id {id} in the rendered report"));
+    let start = dom[..at]
+        .rfind(&format!("<{tag}"))
+        .expect("the element's start");
+    let end = dom[at..]
+        .find(&format!("</{tag}>"))
+        .map(|e| at + e)
+        .expect("the element's end");
+    &dom[start..end]
+}
+
+/// The `d` attributes of the paths with `class` inside `svg`.
+fn path_data<'a>(svg: &'a str, class: &str) -> Vec<&'a str> {
+    let marker = format!("<path class=\"{class}\"");
+    svg.match_indices(&marker)
+        .filter_map(|(i, _)| {
+            let rest = &svg[i..];
+            let d = rest.find(" d=\"")? + 4;
+            let len = rest[d..].find('"')?;
+            Some(&rest[d..d + len])
+        })
+        .collect()
+}
+
+#[test]
+fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_foresight"))
+        .arg("simulate")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["reactive", "predictive", "predictive+cron"] {
+        assert!(stdout.contains(name), "{stdout}");
+    }
+    assert!(
+        stdout.contains("report: foresight-report/report.html"),
+        "{stdout}"
+    );
+    let report = dir.path().join("foresight-report/report.html");
+    let html = std::fs::read_to_string(&report).unwrap();
+    // Self-contained: nothing to load from elsewhere (the only URL is SVG's namespace).
+    for reference in ["src=", "href=", "url(", "@import", "<script", "<link"] {
+        assert!(
+            !html.contains(reference),
+            "the report references {reference}"
+        );
+    }
+    let dom = dump_dom(&report, &dir.path().join("profile"));
+
+    // The score table: one row per policy, each with its nine figures.
+    let table = element(&dom, "table", "scores");
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    for (row, name) in rows
+        .iter()
+        .zip(["reactive", "predictive", "predictive+cron"])
+    {
+        assert!(row.contains(name), "{row}");
+        assert_eq!(row.matches("<td").count(), 9, "{row}");
+    }
+
+    // The comparison charts: a load area and a long line per policy.
+    let capacity = element(&dom, "svg", "chart-capacity");
+    let load = path_data(capacity, "load");
+    assert_eq!(load.len(), 1);
+    assert!(
+        load[0].matches('L').count() > 1000,
+        "the load area is nearly empty"
+    );
+    let lines = path_data(capacity, "capacity");
+    assert_eq!(lines.len(), 3);
+    for d in &lines {
+        assert!(
+            d.matches('V').count() > 100,
+            "a capacity line is nearly empty: {d}"
+        );
+    }
+    // The close-up of the worst hours: a line per policy at decision resolution.
+    let close_up = element(&dom, "svg", "chart-close-up");
+    assert_eq!(path_data(close_up, "capacity").len(), 3);
+    assert!(
+        close_up.contains("under-provisioned"),
+        "the close-up shows the shortfall"
+    );
+    let replicas = element(&dom, "svg", "chart-replicas");
+    assert_eq!(path_data(replicas, "replicas").len(), 3);
+
+    // Each policy's charts: its capacity, its replicas with one hover mark per rescale.
+    for i in 0..3 {
+        let chart = element(&dom, "svg", &format!("chart-policy-{i}"));
+        assert_eq!(path_data(chart, "capacity").len(), 1);
+        let marks = element(&dom, "svg", &format!("chart-replicas-{i}"));
+        let circles = marks.matches("<circle").count();
+        assert!(circles > 50, "policy {i}: {circles} rescale marks");
+        assert!(
+            marks.contains("<title>"),
+            "rescale marks explain themselves on hover"
+        );
+    }
+
+    // Readable axes: day labels in the service's zone, value axis titles with units.
+    assert!(capacity.contains("Thu 12 Aug"), "no day labels");
+    assert!(capacity.contains("load (cores)"));
+    assert!(capacity.contains("time (Asia/Shanghai)"));
+    assert!(replicas.contains(">replicas<"));
+    assert!(capacity.contains("class=\"legend\""));
+}

@@ -1,0 +1,153 @@
+//! `foresight simulate` as a user runs it: byte-identical JSON for the same inputs and seed,
+//! and clear errors for bad traces (with the line) and bad specs (with the field path). The
+//! run without arguments is checked in `report_browser.rs`, together with its report.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn simulate(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_foresight"))
+        .arg("simulate")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the foresight binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const POLICY: &str = r#"apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 30
+  metrics:
+    - type: Resource
+      resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}
+"#;
+
+const NATIVE_HPA: &str = r#"apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: native}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 30
+  metrics:
+    - type: Resource
+      resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
+"#;
+
+#[test]
+fn json_output_is_byte_identical_for_the_same_inputs_and_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("web.yaml"), POLICY).unwrap();
+    std::fs::write(dir.path().join("native.yaml"), NATIVE_HPA).unwrap();
+    let args = |seed: &'static str| {
+        vec![
+            "--spec",
+            "web.yaml",
+            "--spec",
+            "native.yaml",
+            "--synthetic",
+            "--days",
+            "2",
+            "--startup-jitter",
+            "40s",
+            "--seed",
+            seed,
+            "--json",
+            "--out",
+            "out",
+        ]
+    };
+    let first = simulate(&args("5"), dir.path());
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let second = simulate(&args("5"), dir.path());
+    assert_eq!(first.stdout, second.stdout);
+    let other = simulate(&args("6"), dir.path());
+    assert_ne!(first.stdout, other.stdout);
+
+    let json: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    let policies = json["policies"].as_array().unwrap();
+    let names: Vec<&str> = policies
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["web", "native"]);
+    for p in policies {
+        for field in [
+            "under_provisioned_minutes",
+            "overload_integral",
+            "replica_hours",
+            "scale_events",
+            "pods_started",
+            "p95_utilization",
+        ] {
+            assert!(p[field].is_number(), "{field} in {p}");
+        }
+        assert!(p["replica_hours"].as_f64().unwrap() > 0.0);
+    }
+    // The report path goes to stderr, keeping stdout pure JSON.
+    assert!(text(&first.stderr).contains("report.html"));
+}
+
+fn trace_error(csv: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("web.yaml"), POLICY).unwrap();
+    std::fs::write(dir.path().join("load.csv"), csv).unwrap();
+    let out = simulate(&["--spec", "web.yaml", "--trace", "load.csv"], dir.path());
+    assert!(!out.status.success(), "accepted: {csv:?}");
+    assert!(
+        !dir.path().join("foresight-report").exists(),
+        "wrote a report for a bad trace"
+    );
+    text(&out.stderr)
+}
+
+#[test]
+fn bad_traces_are_rejected_with_the_line_number() {
+    let unsorted = trace_error("ts,value\n1000,1\n1060,2\n1030,3\n");
+    assert!(
+        unsorted.contains("load.csv") && unsorted.contains("line 4"),
+        "{unsorted}"
+    );
+    let nan = trace_error("ts,value\n1000,1\n1060,NaN\n");
+    assert!(nan.contains("line 3"), "{nan}");
+    let empty = trace_error("");
+    assert!(empty.contains("line 1"), "{empty}");
+    let header_only = trace_error("ts,value\n");
+    assert!(header_only.contains("line"), "{header_only}");
+    let words = trace_error("ts,value\n1000,1\n1060,lots\n");
+    assert!(
+        words.contains("line 3") && words.contains("lots"),
+        "{words}"
+    );
+}
+
+#[test]
+fn bad_specs_are_rejected_with_the_field_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = POLICY.replace("averageUtilization: 60", "averageUtilization: 0");
+    std::fs::write(dir.path().join("bad.yaml"), bad).unwrap();
+    let out = simulate(&["--spec", "bad.yaml", "--synthetic"], dir.path());
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("spec.metrics[0].resource.target.averageUtilization"),
+        "{stderr}"
+    );
+    let typo = POLICY.replace("maxReplicas: 30", "maxReplicas: thirty");
+    std::fs::write(dir.path().join("typo.yaml"), typo).unwrap();
+    let out = simulate(&["--spec", "typo.yaml", "--synthetic"], dir.path());
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("spec.maxReplicas"),
+        "{}",
+        text(&out.stderr)
+    );
+}
