@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::ArgAction;
-use foresight_api::duration::parse_duration;
+use foresight_api::duration::{format_duration, parse_duration};
 use foresight_core::autoscaler::ControllerConfig;
 use foresight_k8s::controller::{self, Options, PrometheusSettings};
 use foresight_k8s::forecasts::ForecastSettings;
@@ -51,9 +51,9 @@ pub struct ControllerArgs {
     /// This replica's identity in the Lease and in events (default: the host name).
     #[arg(long, env = "POD_NAME")]
     pub identity: Option<String>,
-    /// Seconds a Lease holds without renewal.
-    #[arg(long, env = "FORESIGHT_LEASE_DURATION", default_value_t = 15)]
-    pub lease_duration: u64,
+    /// How long a Lease holds without renewal.
+    #[arg(long, env = "FORESIGHT_LEASE_DURATION", default_value = "15s", value_name = "DURATION", value_parser = duration_flag)]
+    pub lease_duration: Duration,
     /// Reconciles in flight at most.
     #[arg(long, env = "FORESIGHT_CONCURRENCY", default_value_t = 16)]
     pub concurrency: u16,
@@ -64,13 +64,13 @@ pub struct ControllerArgs {
         default_value = "0.0.0.0:8080"
     )]
     pub metrics_address: SocketAddr,
-    /// Seconds between refreshes of metric readings in status when nothing else changed.
-    #[arg(long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value_t = 120)]
-    pub status_refresh_interval: u64,
-    /// Seconds a namespace's PodMetrics list is shared by its autoscalers (keep it below
+    /// How often metric readings in status are refreshed when nothing else changed.
+    #[arg(long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value = "2m", value_name = "DURATION", value_parser = duration_flag)]
+    pub status_refresh_interval: Duration,
+    /// How long a namespace's PodMetrics list is shared by its autoscalers (keep it below
     /// the sync period).
-    #[arg(long, env = "FORESIGHT_METRICS_MAX_AGE", default_value_t = 10)]
-    pub metrics_max_age: u64,
+    #[arg(long, env = "FORESIGHT_METRICS_MAX_AGE", default_value = "10s", value_name = "DURATION", value_parser = duration_flag)]
+    pub metrics_max_age: Duration,
     /// Workload kinds whose scale is read from a watch instead of one GET per sync.
     #[arg(
         long,
@@ -82,22 +82,18 @@ pub struct ControllerArgs {
     /// Default tolerance (usage-ratio dead band) for objects that set none.
     #[arg(long, env = "FORESIGHT_TOLERANCE", default_value_t = 0.1)]
     pub tolerance: f64,
-    /// Default seconds between syncs for objects that set no syncPeriodSeconds.
-    #[arg(long, env = "FORESIGHT_SYNC_PERIOD", default_value_t = 15)]
-    pub sync_period: i64,
-    /// Default CPU initialization period, seconds.
-    #[arg(
-        long,
-        env = "FORESIGHT_CPU_INITIALIZATION_PERIOD",
-        default_value_t = 300
-    )]
-    pub cpu_initialization_period: i64,
-    /// Default initial readiness delay, seconds.
-    #[arg(long, env = "FORESIGHT_INITIAL_READINESS_DELAY", default_value_t = 30)]
-    pub initial_readiness_delay: i64,
-    /// Default downscale stabilization window, seconds.
-    #[arg(long, env = "FORESIGHT_DOWNSCALE_STABILIZATION", default_value_t = 300)]
-    pub downscale_stabilization: i64,
+    /// Default time between syncs for objects that set no syncPeriodSeconds (whole seconds).
+    #[arg(long, env = "FORESIGHT_SYNC_PERIOD", default_value = "15s", value_name = "DURATION", value_parser = duration_flag)]
+    pub sync_period: Duration,
+    /// Default CPU initialization period (whole seconds).
+    #[arg(long, env = "FORESIGHT_CPU_INITIALIZATION_PERIOD", default_value = "5m", value_name = "DURATION", value_parser = duration_flag)]
+    pub cpu_initialization_period: Duration,
+    /// Default initial readiness delay (whole seconds).
+    #[arg(long, env = "FORESIGHT_INITIAL_READINESS_DELAY", default_value = "30s", value_name = "DURATION", value_parser = duration_flag)]
+    pub initial_readiness_delay: Duration,
+    /// Default downscale stabilization window (whole seconds).
+    #[arg(long, env = "FORESIGHT_DOWNSCALE_STABILIZATION", default_value = "5m", value_name = "DURATION", value_parser = duration_flag)]
+    pub downscale_stabilization: Duration,
     /// Prometheus' base URL (Prometheus, Thanos, Mimir, ...), for `type: Prometheus` metrics
     /// and prediction history. Without it those metrics fail and prediction reports
     /// PredictionReady=False; everything else works.
@@ -129,17 +125,19 @@ pub struct ControllerArgs {
         long,
         env = "FORESIGHT_PROMETHEUS_TIMEOUT",
         default_value = "30s",
-        value_name = "DURATION"
+        value_name = "DURATION",
+        value_parser = duration_flag
     )]
-    pub prometheus_timeout: String,
+    pub prometheus_timeout: Duration,
     /// How often each forecast is recomputed from fresh history (e.g. 1h, 30m; at least 1m).
     #[arg(
         long,
         env = "FORESIGHT_MODEL_UPDATE_INTERVAL",
         default_value = "1h",
-        value_name = "DURATION"
+        value_name = "DURATION",
+        value_parser = duration_flag
     )]
-    pub model_update_interval: String,
+    pub model_update_interval: Duration,
     /// The history query of a metric identifier for every autoscaler that sets none in
     /// spec.prediction.historyQueries, IDENTIFIER=PROMQL (e.g.
     /// resource.cpu=sum(node_namespace_pod_container:cpu_rate5m{namespace="${namespace}",pod=~"${pod_regex}"}));
@@ -182,8 +180,8 @@ impl ControllerArgs {
                 self.tolerance
             );
         }
-        if self.sync_period < 1 {
-            anyhow::bail!("--sync-period must be at least 1 second");
+        if self.sync_period < Duration::from_secs(1) {
+            anyhow::bail!("--sync-period must be at least 1s");
         }
         let mut cached = Vec::new();
         for name in &self.cached_workloads {
@@ -198,18 +196,27 @@ impl ControllerArgs {
         let identity = self.identity.clone().unwrap_or_else(host_name);
         let core = ControllerConfig {
             tolerance: self.tolerance,
-            cpu_initialization_period_seconds: self.cpu_initialization_period,
-            initial_readiness_delay_seconds: self.initial_readiness_delay,
-            downscale_stabilization_seconds: self.downscale_stabilization,
-            sync_period_seconds: self.sync_period,
+            cpu_initialization_period_seconds: whole_seconds(
+                "--cpu-initialization-period",
+                self.cpu_initialization_period,
+            )?,
+            initial_readiness_delay_seconds: whole_seconds(
+                "--initial-readiness-delay",
+                self.initial_readiness_delay,
+            )?,
+            downscale_stabilization_seconds: whole_seconds(
+                "--downscale-stabilization",
+                self.downscale_stabilization,
+            )?,
+            sync_period_seconds: whole_seconds("--sync-period", self.sync_period)?,
             local_time_zone: jiff::tz::TimeZone::system(),
             ..ControllerConfig::default()
         };
         Ok(Options {
             settings: Settings {
                 core,
-                status_refresh: Duration::from_secs(self.status_refresh_interval),
-                metrics_max_age: Duration::from_secs(self.metrics_max_age),
+                status_refresh: self.status_refresh_interval,
+                metrics_max_age: self.metrics_max_age,
                 ..Settings::default()
             },
             concurrency: self.concurrency.max(1),
@@ -220,7 +227,7 @@ impl ControllerArgs {
                     .clone()
                     .unwrap_or_else(|| default_namespace.to_owned()),
                 identity: identity.clone(),
-                lease_duration: Duration::from_secs(self.lease_duration.max(1)),
+                lease_duration: self.lease_duration.max(Duration::from_secs(1)),
                 grace: Duration::from_secs(5),
             }),
             metrics_address: Some(self.metrics_address),
@@ -233,18 +240,16 @@ impl ControllerArgs {
     /// The Prometheus settings, checked as far as possible without a request (the URL, the
     /// CA file, the headers, the history queries); `None` without `--prometheus-url`.
     fn prometheus(&self) -> anyhow::Result<Option<PrometheusSettings>> {
-        let timeout = parse_duration(&self.prometheus_timeout)
-            .map_err(|e| anyhow::anyhow!("--prometheus-timeout: {e}"))?;
+        let timeout = self.prometheus_timeout;
         if timeout.is_zero() {
             anyhow::bail!("--prometheus-timeout must be longer than 0s");
         }
-        let model_update_interval = parse_duration(&self.model_update_interval)
-            .map_err(|e| anyhow::anyhow!("--model-update-interval: {e}"))?;
+        let model_update_interval = self.model_update_interval;
         // Each refresh is a range query over days of history and an FFT.
         if model_update_interval < Duration::from_secs(60) {
             anyhow::bail!(
                 "--model-update-interval must be at least 1m, got {}",
-                self.model_update_interval
+                format_duration(model_update_interval)
             );
         }
         let query_overrides = promql::parse_overrides(given(&self.history_queries))
@@ -311,6 +316,24 @@ impl ControllerArgs {
             },
         }))
     }
+}
+
+/// A duration flag: `15s`, `5m`, `1h30m` as Go's flags take them, or a bare number of
+/// seconds, as the first releases took them (deployments may still set the variables so).
+fn duration_flag(value: &str) -> Result<Duration, String> {
+    let value = value.trim();
+    match value.parse::<u64>() {
+        Ok(seconds) => Ok(Duration::from_secs(seconds)),
+        Err(_) => parse_duration(value),
+    }
+}
+
+/// `value` in seconds, for the settings the decision core counts in whole seconds.
+fn whole_seconds(flag: &str, value: Duration) -> anyhow::Result<i64> {
+    if value.subsec_nanos() != 0 {
+        anyhow::bail!("{flag} must be whole seconds, got {value:?}");
+    }
+    i64::try_from(value.as_secs()).with_context(|| format!("{flag} is too long"))
 }
 
 fn host_name() -> String {
@@ -488,15 +511,14 @@ mod tests {
     #[test]
     fn bad_durations_urls_and_headers_are_refused() {
         let url = "--prometheus-url=http://prometheus:9090";
-        let e = error(&[url, "--prometheus-timeout=30"]);
-        assert!(
-            e.starts_with("--prometheus-timeout: ") && e.contains("no unit"),
-            "{e}"
-        );
         assert!(error(&[url, "--prometheus-timeout=0s"]).contains("longer than 0s"));
         let e = error(&[url, "--model-update-interval=10s"]);
         assert!(e.contains("at least 1m"), "{e}");
-        assert!(error(&[url, "--model-update-interval=soon"]).contains("not a duration"));
+        let e = error(&[url, "--model-update-interval=soon"]);
+        assert!(
+            e.contains("--model-update-interval") && e.contains("not a duration"),
+            "{e}"
+        );
         let e = error(&["--prometheus-url=prometheus:9090"]);
         assert!(
             e.starts_with("--prometheus-url: ") && e.contains("http or https"),
@@ -532,5 +554,49 @@ mod tests {
             .unwrap()
             .prometheus
             .is_none());
+    }
+
+    #[test]
+    fn time_flags_take_go_durations_or_bare_seconds() {
+        let o = options(&[
+            "--sync-period=30s",
+            "--downscale-stabilization=10m",
+            "--cpu-initialization-period=2m30s",
+            "--initial-readiness-delay=45",
+            "--status-refresh-interval=5m",
+            "--metrics-max-age=5s",
+            "--lease-duration=20s",
+        ])
+        .unwrap();
+        let core = &o.settings.core;
+        assert_eq!(core.sync_period_seconds, 30);
+        assert_eq!(core.downscale_stabilization_seconds, 600);
+        assert_eq!(core.cpu_initialization_period_seconds, 150);
+        assert_eq!(core.initial_readiness_delay_seconds, 45);
+        assert_eq!(o.settings.status_refresh, Duration::from_secs(300));
+        assert_eq!(o.settings.metrics_max_age, Duration::from_secs(5));
+        let leader = o.leader.expect("leader election is on by default");
+        assert_eq!(leader.lease_duration, Duration::from_secs(20));
+
+        let defaults = options(&[]).unwrap();
+        assert_eq!(defaults.settings.core.sync_period_seconds, 15);
+        assert_eq!(defaults.settings.core.downscale_stabilization_seconds, 300);
+        assert_eq!(defaults.settings.status_refresh, Duration::from_secs(120));
+    }
+
+    #[test]
+    fn bad_time_flags_name_the_flag() {
+        let e = error(&["--sync-period=soon"]);
+        assert!(
+            e.contains("--sync-period") && e.contains("not a duration"),
+            "{e}"
+        );
+        let e = error(&["--sync-period=0s"]);
+        assert_eq!(e, "--sync-period must be at least 1s");
+        let e = error(&["--downscale-stabilization=1500ms"]);
+        assert!(
+            e.starts_with("--downscale-stabilization must be whole seconds"),
+            "{e}"
+        );
     }
 }
