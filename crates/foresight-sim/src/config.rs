@@ -1,6 +1,8 @@
 //! The model's settings: how pods start, how the metrics pipeline reports them, and how often
 //! the predictor is refitted. `docs/simulator.md` explains each one.
 
+use serde::Serialize;
+
 use crate::error::SimError;
 
 /// What a run keeps besides the scores.
@@ -13,8 +15,9 @@ pub enum Recording {
     ScoresOnly,
 }
 
-/// Settings of the modelled cluster and metrics pipeline.
-#[derive(Clone, Debug, PartialEq)]
+/// Settings of the modelled cluster and metrics pipeline. Serialized as the `model` part of
+/// `foresight simulate --json`: the settings that shaped the result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ModelConfig {
     /// Seconds from a pod's creation until it is ready and serves load.
     pub startup_delay_seconds: i64,
@@ -35,7 +38,8 @@ pub struct ModelConfig {
     pub pod_capacity: f64,
     /// Seconds of simulated time between two refits of the predictor.
     pub refit_interval_seconds: i64,
-    /// What to keep besides the scores.
+    /// What to keep besides the scores (it changes no score, so the summary leaves it out).
+    #[serde(skip)]
     pub recording: Recording,
 }
 

@@ -22,29 +22,6 @@ pub struct TraceSummary<'a> {
     pub load_per_pod_at_target: f64,
 }
 
-/// The model's settings that shaped the result.
-#[derive(Clone, Debug, Serialize)]
-pub struct ModelSummary {
-    /// Seconds from creation to ready.
-    pub startup_delay_seconds: i64,
-    /// Extra start-up seconds, drawn per pod.
-    pub startup_jitter_seconds: i64,
-    /// Seed of the jitter.
-    pub seed: u64,
-    /// metrics-server scrape interval.
-    pub scrape_interval_seconds: i64,
-    /// Sample window.
-    pub metric_window_seconds: i64,
-    /// Extra delay of metrics.
-    pub metric_lag_seconds: i64,
-    /// CPU request per pod, millicores.
-    pub pod_cpu_request_millicores: i64,
-    /// Load one ready pod serves.
-    pub pod_capacity: f64,
-    /// Seconds between predictor refits.
-    pub refit_interval_seconds: i64,
-}
-
 /// The whole summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary<'a> {
@@ -53,14 +30,14 @@ pub struct Summary<'a> {
     /// The load.
     pub trace: TraceSummary<'a>,
     /// The model.
-    pub model: ModelSummary,
+    pub model: &'a ModelConfig,
 }
 
 /// Builds the summary of `simulation`.
 pub fn summary<'a>(
     simulation: &'a Simulation,
     source: &'a str,
-    model: &ModelConfig,
+    model: &'a ModelConfig,
 ) -> Summary<'a> {
     let time = |secs: i64| crate::cluster::timestamp(secs).to_string();
     Summary {
@@ -72,17 +49,7 @@ pub fn summary<'a>(
             peak_load: (simulation.peak_load * 1000.0).round() / 1000.0,
             load_per_pod_at_target: simulation.load_per_pod,
         },
-        model: ModelSummary {
-            startup_delay_seconds: model.startup_delay_seconds,
-            startup_jitter_seconds: model.startup_jitter_seconds,
-            seed: model.seed,
-            scrape_interval_seconds: model.scrape_interval_seconds,
-            metric_window_seconds: model.metric_window_seconds,
-            metric_lag_seconds: model.metric_lag_seconds,
-            pod_cpu_request_millicores: model.pod_cpu_request_millicores,
-            pod_capacity: model.pod_capacity,
-            refit_interval_seconds: model.refit_interval_seconds,
-        },
+        model,
     }
 }
 
