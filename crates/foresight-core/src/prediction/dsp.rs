@@ -140,17 +140,9 @@ mod tests {
 
     use super::*;
     use crate::prediction::estimator::MaxValueEstimator;
+    use crate::prediction::minutely;
 
     const DAY: i64 = 86_400;
-
-    fn minutes(from: i64, to: i64, f: impl Fn(i64) -> f64) -> Vec<Sample> {
-        (from / 60..to / 60)
-            .map(|m| Sample {
-                ts: m * 60,
-                value: f(m * 60),
-            })
-            .collect()
-    }
 
     fn daily_sine(ts: i64) -> f64 {
         100.0 + 40.0 * (2.0 * std::f64::consts::PI * ts as f64 / DAY as f64).sin()
@@ -159,7 +151,7 @@ mod tests {
     #[test]
     fn forecasts_a_daily_sine_within_one_percent() {
         let now = 20 * DAY;
-        let history = minutes(now - 3 * DAY, now + 60, daily_sine);
+        let history = minutely(now - 3 * DAY, now + 60, daily_sine);
         let three_days = Duration::from_secs(3 * 86_400);
         let exact = vec![Estimator::Fft(
             crate::prediction::estimator::FftEstimator::with_margin(0.0),
@@ -205,7 +197,7 @@ mod tests {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
             (0..4 * 1440).map(|_| rng.random::<f64>() * 20.0).collect()
         };
-        let history = minutes(now - 4 * DAY, now, |ts| {
+        let history = minutely(now - 4 * DAY, now, |ts| {
             daily_sine(ts) + noise[((ts - 5 * DAY) / 60) as usize]
         });
         let config = DspConfig::default();
@@ -225,7 +217,7 @@ mod tests {
     #[test]
     fn explains_short_history() {
         let now = 10 * DAY;
-        let history = minutes(now - DAY - 4 * 3600, now + 60, daily_sine);
+        let history = minutely(now - DAY - 4 * 3600, now + 60, daily_sine);
         let p = predict_dsp(&DspConfig::default(), &history, now);
         assert_eq!(p, Prediction::not_ready("history 1d 4h < 2 periods (2d)"));
         assert_eq!(
@@ -237,8 +229,8 @@ mod tests {
     #[test]
     fn explains_a_long_gap_that_cut_the_history() {
         let now = 10 * DAY;
-        let mut history = minutes(now - 5 * DAY, now - DAY - 3 * 3600, daily_sine);
-        history.extend(minutes(now - DAY, now + 60, daily_sine));
+        let mut history = minutely(now - 5 * DAY, now - DAY - 3 * 3600, daily_sine);
+        history.extend(minutely(now - DAY, now + 60, daily_sine));
         let Prediction::NotReady { reason } = predict_dsp(&DspConfig::default(), &history, now)
         else {
             panic!("ready")
@@ -249,7 +241,7 @@ mod tests {
     #[test]
     fn explains_no_period() {
         let now = 10 * DAY;
-        let history = minutes(now - 3 * DAY, now + 60, |ts| {
+        let history = minutely(now - 3 * DAY, now + 60, |ts| {
             ((ts / 60 * 2_654_435_761) % 1000) as f64
         });
         let Prediction::NotReady { reason } = predict_dsp(&DspConfig::default(), &history, now)
@@ -269,7 +261,7 @@ mod tests {
     #[test]
     fn a_constant_series_is_not_periodic() {
         let now = 10 * DAY;
-        let history = minutes(now - 3 * DAY, now + 60, |_| 5.0);
+        let history = minutely(now - 3 * DAY, now + 60, |_| 5.0);
         assert!(matches!(
             predict_dsp(&DspConfig::default(), &history, now),
             Prediction::NotReady { .. }
@@ -287,7 +279,7 @@ mod tests {
                 20.0
             }
         };
-        let history = minutes(now - 3 * DAY, now + 60, square);
+        let history = minutely(now - 3 * DAY, now + 60, square);
         let mut estimators = crate::prediction::estimator::default_estimators();
         estimators.push(Estimator::MaxValue(MaxValueEstimator { margin: 0.0 }));
         let config = DspConfig::new(
@@ -323,14 +315,14 @@ mod tests {
                     value: f64::INFINITY,
                 },
             ],
-            minutes(now - 3 * DAY, now, |ts| {
+            minutely(now - 3 * DAY, now, |ts| {
                 if ts % 7 == 0 {
                     f64::NAN
                 } else {
                     1e300
                 }
             }),
-            minutes(now - 3 * DAY, now, |ts| -daily_sine(ts)),
+            minutely(now - 3 * DAY, now, |ts| -daily_sine(ts)),
         ] {
             let _ = predict_dsp(&config, &history, now);
             let _ = predict_dsp(&config, &history, i64::MIN);

@@ -66,3 +66,14 @@ impl std::fmt::Debug for Workspace {
         f.write_str("Workspace")
     }
 }
+
+/// A series sampled every minute over `[from, to)`, valued by `f` (for the predictors' tests).
+#[cfg(test)]
+pub(crate) fn minutely(from: i64, to: i64, f: impl Fn(i64) -> f64) -> Vec<Sample> {
+    (from / 60..to / 60)
+        .map(|m| Sample {
+            ts: m * 60,
+            value: f(m * 60),
+        })
+        .collect()
+}

@@ -109,6 +109,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::prediction::minutely;
 
     #[test]
     fn weighted_percentile_weighs_by_value() {
@@ -144,15 +145,6 @@ mod tests {
         assert_eq!(weighted_percentile(&values, 1.0), Some(3.0e9));
     }
 
-    fn minutes(from: i64, to: i64, f: impl Fn(i64) -> f64) -> Vec<Sample> {
-        (from / 60..to / 60)
-            .map(|m| Sample {
-                ts: m * 60,
-                value: f(m * 60),
-            })
-            .collect()
-    }
-
     #[test]
     fn holds_the_percentile_flat_once_the_history_is_covered() {
         let now = 30 * 86_400 + 30;
@@ -164,7 +156,7 @@ mod tests {
             0.5,
         )
         .unwrap();
-        let history = minutes(now - 2 * 86_400, now, |ts| {
+        let history = minutely(now - 2 * 86_400, now, |ts| {
             if ts % 120 == 0 {
                 10.0
             } else {
@@ -187,7 +179,7 @@ mod tests {
     #[test]
     fn explains_short_history() {
         let now = 30 * 86_400;
-        let history = minutes(now - 3 * 86_400, now + 60, |_| 1.0);
+        let history = minutely(now - 3 * 86_400, now + 60, |_| 1.0);
         assert_eq!(
             predict_percentile(&PercentileConfig::default(), &history, now),
             Prediction::not_ready("history 3d 1m < 7d")
@@ -208,7 +200,7 @@ mod tests {
             1e-300,
         )
         .unwrap();
-        let history = minutes(0, 3600, |ts| if ts % 180 == 0 { f64::NAN } else { 1e300 });
+        let history = minutely(0, 3600, |ts| if ts % 180 == 0 { f64::NAN } else { 1e300 });
         for now in [i64::MIN, -1, 0, 3600, i64::MAX] {
             let _ = predict_percentile(&config, &history, now);
         }

@@ -212,13 +212,12 @@ fn capacity_chart(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
         span.end,
         max_capacity(simulation) * 1.05,
     );
-    chart.area(
+    draw_load(
+        &mut chart,
         span.start,
         simulation.bucket_seconds,
         &simulation.load,
-        "load",
     );
-    chart.legend("load", "fill:#c9ced6", true);
     for (i, p) in simulation.policies.iter().enumerate() {
         if let Some(t) = &p.timeline {
             let style = format!("stroke:{}", colour(i));
@@ -268,6 +267,12 @@ fn worst_window(simulation: &Simulation) -> Option<(i64, i64)> {
     best.map(|(start, _)| (start, start + length))
 }
 
+/// The load as a grey area, with its legend entry: the background of every load chart.
+fn draw_load(chart: &mut Chart, start: i64, step: i64, values: &[f64]) {
+    chart.area(start, step, values, "load");
+    chart.legend("load", "fill:#c9ced6", true);
+}
+
 /// The values of a fine series (one per `tick` from `start`) inside `[from, to)`, with the
 /// time of the first.
 fn fine_slice(values: &[f32], start: i64, tick: i64, from: i64, to: i64) -> (i64, Vec<f64>) {
@@ -307,8 +312,7 @@ fn close_up_chart(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
         series.push((*i, t, start, values));
     }
     let mut chart = Chart::new(WIDTH, 300.0, from, to, max * 1.05);
-    chart.area(load_start, first.tick_seconds, &load, "load");
-    chart.legend("load", "fill:#c9ced6", true);
+    draw_load(&mut chart, load_start, first.tick_seconds, &load);
     for (i, t, start, values) in &series {
         let name = &simulation.policies[*i].scores.name;
         let inside: Vec<(i64, i64)> = t
@@ -463,13 +467,12 @@ fn policy_section(
         chart.periods(&periods, "cron", None, Some(&cron_titles(windows, tz)));
         chart.legend("cron window", "fill:#f5d76e", true);
     }
-    chart.area(
+    draw_load(
+        &mut chart,
         span.start,
         simulation.bucket_seconds,
         &simulation.load,
-        "load",
     );
-    chart.legend("load", "fill:#c9ced6", true);
     let under_titles: Vec<String> = t
         .under_provisioned
         .iter()
