@@ -13,8 +13,8 @@ use foresight_api::spec::{GROUP, KIND, VERSION};
 use foresight_api::{EffectiveHorizontalPodAutoscalerSpec, EffectiveHorizontalPodAutoscalerStatus};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
-    CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresources,
-    CustomResourceValidation, JSONSchemaProps,
+    CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceStatus,
+    CustomResourceSubresources, CustomResourceValidation, JSONSchemaProps,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{json, Map, Value};
@@ -65,7 +65,9 @@ pub fn custom_resource_definition() -> Result<CustomResourceDefinition, CrdError
                     open_api_v3_schema: Some(schema),
                 }),
                 subresources: Some(CustomResourceSubresources {
-                    status: Some(Default::default()),
+                    // An empty object, not `Default` (JSON null): the API server drops a null
+                    // status subresource, and every status write then answers 404.
+                    status: Some(CustomResourceSubresourceStatus(serde_json::json!({}))),
                     scale: None,
                 }),
                 additional_printer_columns: Some(printer_columns()),
@@ -591,7 +593,8 @@ mod tests {
         assert_eq!(crd.spec.names.short_names, Some(vec!["ehpa".to_owned()]));
         assert_eq!(crd.spec.scope, "Namespaced");
         let v = &crd.spec.versions[0];
-        assert!(v.subresources.as_ref().unwrap().status.is_some());
+        let subresources = serde_json::to_value(v.subresources.as_ref().unwrap()).unwrap();
+        assert_eq!(subresources, serde_json::json!({"status": {}}));
         let names: Vec<&str> = v
             .additional_printer_columns
             .as_ref()

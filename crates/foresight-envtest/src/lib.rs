@@ -1,0 +1,157 @@
+//! A real Kubernetes control plane for Foresight's tests.
+//!
+//! [`Cluster::start`] runs etcd, kube-apiserver v1.28 and kube-controller-manager (with the
+//! native HPA controller) from `KUBEBUILDER_ASSETS` on loopback ports chosen at run time,
+//! with a PKI made for the run, plus a [`node`] that marks pods Ready and serves the metrics
+//! APIs through the real aggregation layer. Everything stops when the [`Cluster`] is dropped,
+//! and dies with the test process if it is killed.
+//!
+//! ```no_run
+//! # async fn t() -> anyhow::Result<()> {
+//! let Some(assets) = foresight_envtest::Assets::or_skip("my_test", true) else { return Ok(()) };
+//! let cluster = foresight_envtest::Cluster::start(assets, Default::default()).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod assets;
+pub mod cluster;
+pub mod controller;
+pub mod metrics_api;
+pub mod node;
+pub mod pki;
+pub mod process;
+pub mod workload;
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use kube::api::{Patch, PatchParams};
+use kube::core::{DynamicObject, GroupVersionKind};
+use kube::discovery::Discovery;
+use kube::{Api, Client};
+
+pub use assets::Assets;
+pub use cluster::{ControlPlane, Options};
+pub use metrics_api::{Group, Load, Metrics};
+pub use node::Node;
+
+/// The field manager of everything the harness applies.
+pub const FIELD_MANAGER: &str = "foresight-envtest";
+
+/// Installs rustls' ring provider for the process (once; later calls do nothing).
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// A control plane with its node.
+pub struct Cluster {
+    /// The processes.
+    pub control_plane: ControlPlane,
+    /// The kubelet stand-in and the metrics server.
+    pub node: Node,
+}
+
+impl Cluster {
+    /// Starts the control plane and the node.
+    pub async fn start(assets: Assets, options: Options) -> anyhow::Result<Cluster> {
+        let control_plane = ControlPlane::start(assets, options).await?;
+        let node = tokio::task::block_in_place(|| Node::start(&control_plane))?;
+        Ok(Cluster {
+            control_plane,
+            node,
+        })
+    }
+
+    /// What the metrics server reports.
+    pub fn metrics(&self) -> &Metrics {
+        &self.node.metrics
+    }
+
+    /// An administrator's client.
+    pub async fn client(&self) -> anyhow::Result<Client> {
+        self.control_plane.admin_client().await
+    }
+}
+
+/// Server-side applies one object given as JSON (its kind is looked up in discovery).
+pub async fn apply_json(client: &Client, object: &serde_json::Value) -> anyhow::Result<()> {
+    let discovery = Discovery::new(client.clone()).run().await?;
+    apply_with(client, &discovery, object).await
+}
+
+/// Server-side applies every document of a YAML stream, in order.
+pub async fn apply_yaml(client: &Client, yaml: &str) -> anyhow::Result<()> {
+    let mut discovery = Discovery::new(client.clone()).run().await?;
+    for doc in serde_saphyr::from_multiple::<serde_json::Value>(yaml)? {
+        if doc.is_null() {
+            continue;
+        }
+        // A CRD applied earlier in the stream serves its kind only after discovery sees it.
+        if apply_with(client, &discovery, &doc).await.is_err() {
+            discovery = Discovery::new(client.clone()).run().await?;
+            apply_with(client, &discovery, &doc).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn apply_with(
+    client: &Client,
+    discovery: &Discovery,
+    object: &serde_json::Value,
+) -> anyhow::Result<()> {
+    let obj: DynamicObject = serde_json::from_value(object.clone()).context("not an object")?;
+    let types = obj
+        .types
+        .clone()
+        .context("an object without apiVersion and kind")?;
+    let gvk = GroupVersionKind::try_from(&types)?;
+    let (resource, caps) = discovery
+        .resolve_gvk(&gvk)
+        .with_context(|| format!("the API server does not serve {gvk:?}"))?;
+    let name = obj
+        .metadata
+        .name
+        .clone()
+        .context("an object without a name")?;
+    let api: Api<DynamicObject> = match (&caps.scope, &obj.metadata.namespace) {
+        (kube::discovery::Scope::Namespaced, Some(ns)) => {
+            Api::namespaced_with(client.clone(), ns, &resource)
+        }
+        (kube::discovery::Scope::Namespaced, None) => {
+            Api::default_namespaced_with(client.clone(), &resource)
+        }
+        (kube::discovery::Scope::Cluster, _) => Api::all_with(client.clone(), &resource),
+    };
+    api.patch(
+        &name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(object),
+    )
+    .await
+    .with_context(|| format!("applying {} {name}", types.kind))?;
+    Ok(())
+}
+
+/// Calls `check` every 250 ms until it gives `Some`, or fails after `timeout` with `what` and
+/// the last value seen.
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    let mut last = String::from("nothing yet");
+    loop {
+        match check().await {
+            Ok(Some(v)) => return Ok(v),
+            Ok(None) => {}
+            Err(e) => last = format!("{e:#}"),
+        }
+        if Instant::now() >= deadline {
+            anyhow::bail!("{what}: not within {timeout:?} (last error: {last})");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
