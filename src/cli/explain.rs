@@ -50,7 +50,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     let outcome = match (scale_to, &snapshot.scale.update_error) {
         (None, _) => ScaleOutcome::NotAttempted,
         (Some(_), Some(e)) => ScaleOutcome::Failed(e.clone()),
-        (Some(_), None) => ScaleOutcome::Applied,
+        (Some(_), None) => ScaleOutcome::Applied { at: snapshot.now },
     };
     let result = decision.finish(&prepared.autoscaler, outcome);
     let record = result.status.last_decision.clone().unwrap_or_default();

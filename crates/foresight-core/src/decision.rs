@@ -137,8 +137,15 @@ pub struct Decision {
 pub enum ScaleOutcome {
     /// Nothing was written (no `scale_to`).
     NotAttempted,
-    /// The write succeeded.
-    Applied,
+    /// The write succeeded; `at` is when it returned. The scale event and `lastScaleTime` are
+    /// stamped with it, as Kubernetes stamps them after its write: a rate-limit period
+    /// measured from the write, not from the decision, is what keeps an event exactly a
+    /// whole number of syncs old out of the next period (the shells sync a period after the
+    /// previous sync ended, like the native controller).
+    Applied {
+        /// When the write returned (the decision's own time where acting takes no time).
+        at: Timestamp,
+    },
     /// The write failed with this error.
     Failed(String),
 }
@@ -755,6 +762,7 @@ impl Decision {
         let current = self.current_replicas;
         let applied_by_decision = autoscaler.strategy == ScaleStrategy::Auto;
         let mut scaled = false;
+        let mut scaled_at = self.time;
         match (&self.scale_to, &outcome) {
             (Some(to), ScaleOutcome::Failed(err)) => {
                 let to = *to;
@@ -782,9 +790,10 @@ impl Decision {
                 self.scope = StatusScope::CurrentOnly;
                 self.record.summary = format!("failed to scale {current} -> {to}: {err}");
             }
-            (Some(to), ScaleOutcome::Applied) => {
+            (Some(to), ScaleOutcome::Applied { at }) => {
                 let to = *to;
                 scaled = true;
+                scaled_at = *at;
                 self.set_parts(
                     ABLE_TO_SCALE,
                     true,
@@ -810,7 +819,7 @@ impl Decision {
                         autoscaler.behavior.as_ref(),
                         current,
                         to,
-                        self.time,
+                        scaled_at,
                     );
                 }
             }
@@ -837,7 +846,7 @@ impl Decision {
                 status.desired_replicas = Some(desired);
                 status.current_metrics = metric_statuses.unwrap_or_default();
                 if scaled {
-                    status.last_scale_time = Some(self.time);
+                    status.last_scale_time = Some(scaled_at);
                 }
             }
         }

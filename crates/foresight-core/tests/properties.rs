@@ -268,7 +268,7 @@ proptest! {
         if current == 0 {
             prop_assert_eq!(decision.scale_to, None, "scaling is disabled at zero replicas");
         }
-        let result = decision.finish(&autoscaler, ScaleOutcome::Applied);
+        let result = decision.finish(&autoscaler, ScaleOutcome::Applied { at: now });
         prop_assert!(result.status.last_decision.is_some());
     }
 
@@ -302,7 +302,7 @@ proptest! {
             let obs = observation(&pods, replicas, now, false, None);
             let decision = decide(&autoscaler, &obs, status, history, now);
             let to = decision.scale_to;
-            let result = decision.finish(&autoscaler, ScaleOutcome::Applied);
+            let result = decision.finish(&autoscaler, ScaleOutcome::Applied { at: now });
             status = result.status;
             history = result.history;
             if let Some(to) = to {

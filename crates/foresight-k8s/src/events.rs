@@ -1,33 +1,41 @@
 //! Kubernetes events on the autoscaler: `SuccessfulRescale` when the workload is resized,
 //! and warnings when something fails — each warning once while it persists, not every sync.
+//!
+//! Each event is its own `events.k8s.io/v1` object, as the native HPA's are: four rescales are
+//! four events, each with its new size and reason. (kube's `Recorder` folds events that share
+//! a reason into one series whatever their notes say, which turned four rescales into one
+//! "New size: 3" with a count of 4.)
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use foresight_core::decision::{Event, EventType};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder, Reporter};
-use kube::Client;
+use k8s_openapi::api::events::v1::Event as KubeEvent;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::PostParams;
+use kube::{Api, Client};
 
 use crate::telemetry::ApiCall;
 
 /// The reporting controller's name in events.
 pub const REPORTER: &str = "foresight-controller";
 
-/// Publishes the decision's events through kube's recorder (events.k8s.io/v1).
+/// Publishes the decision's events (events.k8s.io/v1).
 #[derive(Clone)]
 pub struct EventPublisher {
-    recorder: Recorder,
+    client: Client,
+    instance: String,
 }
+
+/// Makes event names unique within this process even when two share a nanosecond.
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 impl EventPublisher {
     /// A publisher reporting as `instance` (the pod name, when known).
     pub fn new(client: Client, instance: Option<String>) -> Self {
         EventPublisher {
-            recorder: Recorder::new(
-                client,
-                Reporter {
-                    controller: REPORTER.to_owned(),
-                    instance,
-                },
-            ),
+            client,
+            instance: instance.unwrap_or_else(|| REPORTER.to_owned()),
         }
     }
 
@@ -42,23 +50,48 @@ impl EventPublisher {
         previous: &mut Vec<Event>,
         calls: &ApiCall,
     ) {
+        let namespace = regarding.namespace.as_deref().unwrap_or("default");
+        let api: Api<KubeEvent> = Api::namespaced(self.client.clone(), namespace);
         for e in to_emit(events, previous) {
             calls.record("create_event");
-            let ev = KubeEvent {
-                type_: match e.type_ {
-                    EventType::Normal => KubeEventType::Normal,
-                    EventType::Warning => KubeEventType::Warning,
-                },
-                reason: e.reason.clone(),
-                note: Some(truncate(&e.message, 1024)),
-                action: action_of(&e.reason).to_owned(),
-                secondary: None,
-            };
-            if let Err(err) = self.recorder.publish(&ev, regarding).await {
+            let event = self.event(regarding, e);
+            if let Err(err) = api.create(&PostParams::default(), &event).await {
                 tracing::warn!(reason = %e.reason, error = %err, "could not publish event");
             }
         }
         *previous = events.to_vec();
+    }
+
+    fn event(&self, regarding: &ObjectReference, e: &Event) -> KubeEvent {
+        let now = jiff::Timestamp::now();
+        let base = regarding.name.as_deref().unwrap_or("autoscaler");
+        let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        KubeEvent {
+            metadata: ObjectMeta {
+                // As client-go names them: the object's name and a unique suffix.
+                name: Some(format!(
+                    "{base}.{:x}{sequence:x}",
+                    now.as_nanosecond().unsigned_abs()
+                )),
+                namespace: regarding.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            event_time: Some(MicroTime(now)),
+            type_: Some(
+                match e.type_ {
+                    EventType::Normal => "Normal",
+                    EventType::Warning => "Warning",
+                }
+                .to_owned(),
+            ),
+            reason: Some(e.reason.clone()),
+            note: Some(truncate(&e.message, 1024)),
+            action: Some(action_of(&e.reason).to_owned()),
+            regarding: Some(regarding.clone()),
+            reporting_controller: Some(REPORTER.to_owned()),
+            reporting_instance: Some(self.instance.clone()),
+            ..KubeEvent::default()
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 //!   [`selector`]: label selectors in string form; [`sources`]: the metrics APIs;
 //! - [`reconcile`]: one reconcile; [`status`]: when and how status is written; [`events`]:
 //!   Kubernetes events; [`conflicts`]: two autoscalers on one workload;
-//! - [`scheduler`]: when each autoscaler syncs; [`leader`]: leader election;
+//! - [`leader`]: leader election;
 //!   [`controller`]: the running controller; [`telemetry`]: `/metrics`, health, logs;
 //! - [`prometheus`]: the Prometheus HTTP API client; [`promql`]: the history queries;
 //!   [`forecasts`]: `type: Prometheus` values and the forecast cache.
@@ -23,7 +23,6 @@ pub mod prometheus;
 pub mod promql;
 pub mod reconcile;
 pub mod resource;
-pub mod scheduler;
 pub mod selector;
 pub mod sources;
 pub mod status;

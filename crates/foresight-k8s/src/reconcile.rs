@@ -8,7 +8,11 @@
 //!    status the first time the object is seen, so windows and rate limits survive restarts);
 //! 4. act: write the scale when the decision says so (`scale_to`), publish events, write
 //!    status when it changed (see [`crate::status`]);
-//! 5. requeue on the namespace's grid (see [`crate::scheduler`]).
+//! 5. requeue one sync period after this sync ends, as the native controller does (its queue
+//!    re-adds each object with a fixed delay once processed). A period measured from the end
+//!    of the sync, with the scale event stamped after the write, puts an event two syncs old
+//!    past a two-sync policy period every time, as in Kubernetes; a fixed wall-clock grid would
+//!    put it inside or outside by milliseconds of jitter.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -32,7 +36,6 @@ use crate::events::EventPublisher;
 use crate::forecasts::{self, ForecastCache};
 use crate::pods::PodCache;
 use crate::resource::EffectiveHorizontalPodAutoscaler;
-use crate::scheduler;
 use crate::selector::Selector;
 use crate::sources::{MetricSources, Readings};
 use crate::status::{self, StatusError};
@@ -234,7 +237,7 @@ async fn reconcile_inner(
             ctx.memories.put(&ns, &name, memory);
             result?;
             let period = Duration::from_secs(ctx.settings.core.sync_period_seconds.max(1) as u64);
-            return Ok(Action::requeue(scheduler::next_delay(&ns, period, now)));
+            return Ok(Action::requeue(period));
         }
     };
     let period = Duration::from_secs(autoscaler.settings.sync_period_seconds.max(1) as u64);
@@ -260,7 +263,19 @@ async fn reconcile_inner(
     let outcome = match decision.scale_to {
         None => ScaleOutcome::NotAttempted,
         Some(n) => match ctx.scales.write(&ns, &autoscaler.target, n, &calls).await {
-            Ok(()) => ScaleOutcome::Applied,
+            Ok(()) => {
+                tracing::info!(
+                    namespace = %ns,
+                    name = %name,
+                    from = decision.current_replicas,
+                    to = n,
+                    reason = %decision.rescale_reason,
+                    "rescaled {} from {} to {n}",
+                    autoscaler.target_reference(),
+                    decision.current_replicas,
+                );
+                ScaleOutcome::Applied { at: (ctx.clock)() }
+            }
             Err(e) => ScaleOutcome::Failed(e.to_string()),
         },
     };
@@ -335,7 +350,7 @@ async fn reconcile_inner(
     };
     ctx.memories.put(&ns, &name, memory);
     written?;
-    Ok(Action::requeue(scheduler::next_delay(&ns, period, now)))
+    Ok(Action::requeue(period))
 }
 
 /// Reads the world for one decision.

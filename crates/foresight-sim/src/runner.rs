@@ -177,7 +177,7 @@ pub fn run_policy(
         let outcome = match scale_to {
             Some(n) => {
                 cluster.scale_to(n, t, meter.now.per_pod);
-                ScaleOutcome::Applied
+                ScaleOutcome::Applied { at: timestamp(t) }
             }
             None => ScaleOutcome::NotAttempted,
         };

@@ -105,7 +105,7 @@ pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
     let (outcome, written) = match (decision.scale_to, &scale.update_error) {
         (None, _) => (ScaleOutcome::NotAttempted, None),
         (Some(_), Some(e)) => (ScaleOutcome::Failed(e.clone()), None),
-        (Some(n), None) => (ScaleOutcome::Applied, Some(n)),
+        (Some(n), None) => (ScaleOutcome::Applied { at: now }, Some(n)),
     };
     let result = decision.finish(&autoscaler, outcome);
 

@@ -1,10 +1,11 @@
 //! Resource metrics (metrics.k8s.io PodMetrics), read in batches: one list per namespace
 //! serves every autoscaler in it during a sync, instead of one list per autoscaler.
 //!
-//! Autoscalers of a namespace are scheduled on a common grid (see [`crate::scheduler`]), so
-//! they ask within moments of each other; the first asks the API, the others wait for its
-//! answer and share it. An answer (or failure) is reused for `max_age`, which is shorter than
-//! a sync period, so each sync sees a new list.
+//! Autoscalers of a namespace start together (the first list of autoscalers reconciles them
+//! all at once) and each syncs a period after its previous sync, so they keep asking within
+//! moments of each other; the first asks the API, the others wait for its answer and share
+//! it. An answer (or failure) is reused for `max_age`, which is shorter than a sync period, so
+//! each sync sees a new list.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -1,0 +1,228 @@
+//! Live parity with the native HPA: two identical Deployments fed the same CPU load series
+//! (rise, plateau, fall), one autoscaled by kube-controller-manager's HorizontalPodAutoscaler,
+//! the other by Foresight with the same metrics and behavior. The replica sequences must be
+//! identical, and each of Foresight's steps must come within one sync period of the native
+//! HPA's (the two controllers sync on their own phases, so that is the most they can differ).
+//!
+//! Four configurations run side by side on one control plane: no `behavior` at all, the v2
+//! defaults written out, a Percent/Pods mix with `selectPolicy: Min` whose period is two
+//! syncs (the boundary where an event exactly two syncs old must already be outside), and a
+//! scale-down stabilization window of four syncs.
+
+mod cluster;
+
+use std::time::{Duration, Instant};
+
+use cluster::*;
+use foresight_envtest::{apply_json, workload, Load, Options};
+use serde_json::{json, Value};
+
+/// Both controllers' sync period.
+const SYNC: Duration = Duration::from_secs(5);
+/// The cluster-wide downscale stabilization window, given to both controllers.
+const DOWNSCALE_WINDOW: Duration = Duration::from_secs(30);
+/// Each pod requests 100m; the target is 50% of it.
+const REQUEST_MILLIS: u32 = 100;
+
+struct Case {
+    name: &'static str,
+    behavior: Option<Value>,
+    min: i32,
+    max: i32,
+    initial: i32,
+    /// (seconds from the start, total CPU of the Deployment in millicores)
+    load: &'static [(u64, f64)],
+    /// How long to watch.
+    duration: Duration,
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "no-behavior",
+            behavior: None,
+            min: 1,
+            max: 20,
+            initial: 1,
+            // 50m (1 pod) → 400m (8 pods) → 100m (2 pods)
+            load: &[(0, 50.0), (5, 400.0), (60, 100.0)],
+            duration: Duration::from_secs(120),
+        },
+        Case {
+            name: "v2-defaults",
+            behavior: Some(json!({
+                "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+                    {"type": "Percent", "value": 100, "periodSeconds": 15},
+                    {"type": "Pods", "value": 4, "periodSeconds": 15}]},
+                "scaleDown": {"selectPolicy": "Max", "policies": [
+                    {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+            })),
+            min: 2,
+            max: 30,
+            initial: 2,
+            // 100m (2 pods) → 1000m (20 pods) → 150m (3 pods)
+            load: &[(0, 100.0), (5, 1000.0), (70, 150.0)],
+            duration: Duration::from_secs(130),
+        },
+        Case {
+            name: "min-policy-mix",
+            behavior: Some(json!({
+                "scaleUp": {"selectPolicy": "Min", "policies": [
+                    {"type": "Pods", "value": 3, "periodSeconds": 10},
+                    {"type": "Percent", "value": 50, "periodSeconds": 10}]},
+                "scaleDown": {"stabilizationWindowSeconds": 0, "selectPolicy": "Min", "policies": [
+                    {"type": "Pods", "value": 2, "periodSeconds": 10},
+                    {"type": "Percent", "value": 20, "periodSeconds": 10}]},
+            })),
+            min: 1,
+            max: 30,
+            initial: 4,
+            // 200m (4 pods) → 800m (16 pods) → 200m (4 pods)
+            load: &[(0, 200.0), (5, 800.0), (70, 200.0)],
+            duration: Duration::from_secs(140),
+        },
+        Case {
+            name: "downscale-window",
+            behavior: Some(json!({
+                "scaleDown": {"stabilizationWindowSeconds": 20, "policies": [
+                    {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+            })),
+            min: 1,
+            max: 20,
+            initial: 2,
+            // 100m (2) → 500m (10) → 250m (5) briefly → 100m (2): the window holds the highest
+            // recommendation of the last four syncs.
+            load: &[(0, 100.0), (5, 500.0), (40, 250.0), (50, 100.0)],
+            duration: Duration::from_secs(110),
+        },
+    ]
+}
+
+fn metrics() -> Value {
+    json!([{"type": "Resource", "resource": {"name": "cpu",
+        "target": {"type": "Utilization", "averageUtilization": 50}}}])
+}
+
+async fn set_up(client: &kube::Client, case: &Case) -> anyhow::Result<()> {
+    let ns = case.name;
+    workload::namespace(client, ns).await?;
+    for d in ["native", "foresight"] {
+        workload::deployment(client, ns, d, case.initial, REQUEST_MILLIS).await?;
+    }
+    let mut spec = json!({
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "native"},
+        "minReplicas": case.min, "maxReplicas": case.max, "metrics": metrics(),
+    });
+    if let Some(b) = &case.behavior {
+        spec["behavior"] = b.clone();
+    }
+    let mut ours = spec.clone();
+    ours["scaleTargetRef"]["name"] = json!("foresight");
+    apply_json(
+        client,
+        &json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": "native", "namespace": ns}, "spec": spec}),
+    )
+    .await?;
+    apply_json(
+        client,
+        &json!({"apiVersion": "autoscaling.foresight.dev/v1alpha1", "kind": "EffectiveHorizontalPodAutoscaler",
+                "metadata": {"name": "foresight", "namespace": ns}, "spec": ours}),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Plays the load series and samples both Deployments until the case's end.
+async fn run(
+    client: kube::Client,
+    metrics: foresight_envtest::Metrics,
+    case: &Case,
+) -> anyhow::Result<(Timeline, Timeline)> {
+    let ns = case.name;
+    let start = Instant::now();
+    let (mut native, mut ours) = (Timeline::default(), Timeline::default());
+    let mut next_load = 0;
+    while start.elapsed() < case.duration {
+        while next_load < case.load.len()
+            && start.elapsed() >= Duration::from_secs(case.load[next_load].0)
+        {
+            let total = case.load[next_load].1;
+            for app in ["native", "foresight"] {
+                metrics.set_cpu(ns, app, Load::Total(total));
+            }
+            next_load += 1;
+        }
+        native.record(start, workload::replicas(&client, ns, "native").await?);
+        ours.record(start, workload::replicas(&client, ns, "foresight").await?);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok((native, ours))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foresight_matches_the_native_hpa_live() {
+    let options = Options {
+        controller_manager: true,
+        hpa_sync_period: SYNC,
+        hpa_downscale_stabilization: DOWNSCALE_WINDOW,
+    };
+    let Some(cluster) = start("foresight_matches_the_native_hpa_live", options).await else {
+        return;
+    };
+    let client = cluster.client().await.unwrap();
+    let sync = format!("--sync-period={}s", SYNC.as_secs());
+    let window = format!("--downscale-stabilization={}s", DOWNSCALE_WINDOW.as_secs());
+    let controller = install_and_run(
+        &cluster,
+        "parity-controller",
+        &[&sync, &window, "--metrics-max-age=1s", "--leader-elect=false"],
+    )
+    .await
+    .expect("the controller runs");
+    let cases = cases();
+    for case in &cases {
+        with_log(set_up(&client, case).await, &controller);
+    }
+    let runs = futures::future::join_all(
+        cases
+            .iter()
+            .map(|case| run(client.clone(), cluster.metrics().clone(), case)),
+    )
+    .await;
+
+    let mut failures = Vec::new();
+    for (case, result) in cases.iter().zip(runs) {
+        let (native, ours) = with_log(result, &controller);
+        eprintln!("{}:\n  native    {native}\n  foresight {ours}", case.name);
+        if native.sequence() != ours.sequence() {
+            failures.push(format!(
+                "{}: sequences differ\n  native    {native}\n  foresight {ours}",
+                case.name
+            ));
+            continue;
+        }
+        if native.0.len() < 3 {
+            failures.push(format!("{}: too few steps to compare: {native}", case.name));
+        }
+        let slack = SYNC.as_secs_f64() + 1.0;
+        for ((tn, r), (tf, _)) in native.0.iter().zip(&ours.0).skip(1) {
+            if (tn - tf).abs() > slack {
+                failures.push(format!(
+                    "{}: step to {r} at {tf:.1}s, native at {tn:.1}s (more than one sync apart)",
+                    case.name
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\n--- controller log (last 40 lines) ---\n{}",
+        failures.join("\n"),
+        foresight_envtest::cluster::tail(&controller.log(), 40)
+    );
+    assert!(
+        !controller.log().contains("Forbidden"),
+        "the controller hit a Forbidden with deploy/rbac.yaml's rights"
+    );
+}
