@@ -176,7 +176,12 @@ async fn foresight_matches_the_native_hpa_live() {
     let controller = install_and_run(
         &cluster,
         "parity-controller",
-        &[&sync, &window, "--metrics-max-age=1s", "--leader-elect=false"],
+        &[
+            &sync,
+            &window,
+            "--metrics-max-age=1s",
+            "--leader-elect=false",
+        ],
     )
     .await
     .expect("the controller runs");

@@ -357,7 +357,7 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         let config = match &args.kubeconfig {
             Some(path) => {
                 let kubeconfig = kube::config::Kubeconfig::read_from(path)
@@ -375,18 +375,47 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<ExitCode> {
                 .context("finding cluster credentials (in-cluster or ~/.kube/config)")?,
         };
         let options = args.options(&config.default_namespace, prometheus)?;
-        let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
+        let client =
+            foresight_k8s::client::build(config).context("building the Kubernetes client")?;
         tracing::info!(
             concurrency = options.concurrency,
             leader_election = options.leader.is_some(),
             prometheus = options.prometheus.as_ref().map(|p| p.url.as_str()),
             "starting controller"
         );
-        controller::run(client, options, shutdown_signal()).await?;
+        let (signalled_tx, signalled) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = async move {
+            shutdown_signal().await;
+            let _ = signalled_tx.send(());
+        };
+        // In-flight reconciles finish on their own; one stuck on an unreachable API server
+        // must not keep the process alive past the grace period (Kubernetes sends SIGKILL
+        // after terminationGracePeriodSeconds anyway, and a stuck process delays the standby).
+        let deadline = async move {
+            if signalled.await.is_ok() {
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            result = controller::run(client, options, shutdown) => result?,
+            () = deadline => tracing::warn!(
+                grace = ?SHUTDOWN_GRACE,
+                "reconciles still in flight after the shutdown grace period: exiting anyway"
+            ),
+        }
+        tracing::info!("stopped");
         anyhow::Ok(())
-    })?;
+    });
+    // Blocking tasks (none of ours) must not hold the exit either.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// How long in-flight work may take after SIGTERM before the process exits regardless.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 async fn shutdown_signal() {
     let ctrl_c = async {

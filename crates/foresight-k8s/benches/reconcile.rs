@@ -240,6 +240,8 @@ fn setup(status_refresh: Duration) -> Bench {
         api,
         ctx,
         clock,
+        decision_errors: Default::default(),
+        reconcile_errors: Default::default(),
         objects,
     }
 }

@@ -37,6 +37,9 @@ use crate::sources::MetricSources;
 use crate::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use crate::telemetry::{self, Telemetry};
 
+/// How long a new replica waits for its first election before saying it stands by.
+const FIRST_ELECTION: Duration = Duration::from_secs(2);
+
 /// How the controller runs.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -188,6 +191,14 @@ pub async fn run(
             break;
         }
         if !*leading.borrow() {
+            // The first acquisition takes a request or two: only a replica that is still not
+            // leading after that stands by behind another.
+            let first = tokio::time::timeout(FIRST_ELECTION, leading.wait_for(|l| *l)).await;
+            if matches!(first, Ok(Ok(_))) {
+                continue;
+            }
+        }
+        if !*leading.borrow() {
             tracing::info!("standing by: another replica holds the lease");
             tokio::select! {
                 r = leading.wait_for(|l| *l) => if r.is_err() { break },
@@ -254,6 +265,8 @@ fn context(
         targets: TargetIndex::new(),
         store,
         clock,
+        decision_errors: Default::default(),
+        reconcile_errors: Default::default(),
     };
     (Arc::new(ctx), writer)
 }

@@ -7,11 +7,13 @@
 //!   [`selector`]: label selectors in string form; [`sources`]: the metrics APIs;
 //! - [`reconcile`]: one reconcile; [`status`]: when and how status is written; [`events`]:
 //!   Kubernetes events; [`conflicts`]: two autoscalers on one workload;
-//! - [`leader`]: leader election;
+//! - [`client`]: the Kubernetes client and its retry policy; [`leader`]: leader election;
 //!   [`controller`]: the running controller; [`telemetry`]: `/metrics`, health, logs;
 //! - [`prometheus`]: the Prometheus HTTP API client; [`promql`]: the history queries;
 //!   [`forecasts`]: `type: Prometheus` values and the forecast cache.
 
+pub mod backoff;
+pub mod client;
 pub mod conflicts;
 pub mod controller;
 pub mod crd;

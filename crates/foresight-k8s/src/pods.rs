@@ -183,14 +183,20 @@ impl PodCache {
         let api: Api<KubePod> = Api::all(client);
         let stream = watcher(api, watcher::Config::default().any_semantic()).default_backoff();
         futures::pin_mut!(stream);
+        let mut failures = crate::backoff::FailureLog::new("pod watch");
         while let Some(event) = stream.next().await {
+            if event.is_ok() {
+                failures.succeeded();
+            }
             match event {
                 Ok(watcher::Event::Apply(p)) => self.apply(&p),
                 Ok(watcher::Event::Delete(p)) => self.delete(&p),
                 Ok(watcher::Event::Init) => self.start_relist(),
                 Ok(watcher::Event::InitApply(p)) => self.relist_apply(&p),
                 Ok(watcher::Event::InitDone) => self.finish_relist(),
-                Err(e) => tracing::warn!(error = %e, "pod watch failed; retrying"),
+                Err(e) => {
+                    failures.failed(&e);
+                }
             }
         }
     }

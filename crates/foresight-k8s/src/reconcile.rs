@@ -31,6 +31,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client, Resource, ResourceExt};
 
+use crate::backoff::RepeatedErrors;
 use crate::conflicts::{TargetIndex, TargetKey};
 use crate::events::EventPublisher;
 use crate::forecasts::{self, ForecastCache};
@@ -151,6 +152,10 @@ pub struct Context {
     pub store: Store<EffectiveHorizontalPodAutoscaler>,
     /// The clock.
     pub clock: Clock,
+    /// Decision errors already logged, per autoscaler (they recur every sync).
+    pub decision_errors: RepeatedErrors,
+    /// Reconcile failures already logged, per autoscaler.
+    pub reconcile_errors: RepeatedErrors,
 }
 
 /// Why a reconcile failed (the controller retries it).
@@ -187,12 +192,13 @@ pub fn error_policy(
     err: &ReconcileError,
     ctx: Arc<Context>,
 ) -> Action {
-    tracing::warn!(
-        namespace = obj.namespace().unwrap_or_default(),
-        name = obj.name_any(),
-        error = %err,
-        "reconcile failed"
-    );
+    let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+    if let Some(times) = ctx
+        .reconcile_errors
+        .note(&format!("{ns}/{name}"), &err.to_string())
+    {
+        tracing::warn!(namespace = %ns, name = %name, error = %err, times, "reconcile failed");
+    }
     Action::requeue(Duration::from_secs(
         ctx.settings.core.sync_period_seconds.max(1) as u64,
     ))
@@ -314,8 +320,14 @@ async fn reconcile_inner(
             &calls,
         )
         .await;
-    if let Some(err) = &reconciled.error {
-        tracing::info!(namespace = %ns, name = %name, error = %err, "decision reported an error");
+    let key = format!("{ns}/{name}");
+    match &reconciled.error {
+        Some(err) => {
+            if let Some(times) = ctx.decision_errors.note(&key, err) {
+                tracing::info!(namespace = %ns, name = %name, error = %err, times, "decision reported an error");
+            }
+        }
+        None => ctx.decision_errors.clear(&key),
     }
     ctx.telemetry
         .decisions
@@ -350,6 +362,7 @@ async fn reconcile_inner(
     };
     ctx.memories.put(&ns, &name, memory);
     written?;
+    ctx.reconcile_errors.clear(&key);
     Ok(Action::requeue(period))
 }
 

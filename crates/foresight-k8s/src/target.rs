@@ -93,6 +93,15 @@ impl WorkloadKind {
         }
     }
 
+    /// How its watch is named in the log.
+    fn watch_name(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "Deployment watch",
+            WorkloadKind::StatefulSet => "StatefulSet watch",
+            WorkloadKind::ReplicaSet => "ReplicaSet watch",
+        }
+    }
+
     /// Parses a kind name (for the controller's flags).
     pub fn parse(name: &str) -> Option<WorkloadKind> {
         WorkloadKind::ALL
@@ -266,7 +275,11 @@ impl WorkloadCache {
         )
         .default_backoff();
         futures::pin_mut!(stream);
+        let mut failures = crate::backoff::FailureLog::new(kind.watch_name());
         while let Some(event) = stream.next().await {
+            if event.is_ok() {
+                failures.succeeded();
+            }
             match event {
                 Ok(watcher::Event::Apply(w)) => {
                     if let (Some(k), Ok(mut m)) = (key(&w), cache.scales.write()) {
@@ -298,7 +311,7 @@ impl WorkloadCache {
                     cache.ready.store(true, Ordering::Release);
                 }
                 Err(e) => {
-                    tracing::warn!(kind = kind.name(), error = %e, "workload watch failed; retrying")
+                    failures.failed(&e);
                 }
             }
         }

@@ -343,6 +343,9 @@ pub enum LogFormat {
 
 /// Installs the global log subscriber. `filter` is an `EnvFilter` directive
 /// (`info,foresight_k8s=debug`).
+/// The directive that silences kube's per-request error lines.
+const QUIET_KUBE_CLIENT: &str = "kube_client::client::builder=off";
+
 pub fn init_logging(format: LogFormat, filter: &str) {
     use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
@@ -351,7 +354,14 @@ pub fn init_logging(format: LogFormat, filter: &str) {
         LogFormat::Human => false,
         LogFormat::Auto => !std::io::stderr().is_terminal(),
     };
-    let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    // kube's client logs every failed request at ERROR; the controller logs what failed
+    // once, with context, so kube's line is off unless the filter names kube_client itself.
+    let filter = if filter.contains("kube_client") {
+        filter.to_owned()
+    } else {
+        format!("{filter},{QUIET_KUBE_CLIENT}")
+    };
+    let filter = EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

@@ -307,6 +307,8 @@ fn context_with(
         targets: TargetIndex::new(),
         store,
         clock: Arc::new(move || now),
+        decision_errors: Default::default(),
+        reconcile_errors: Default::default(),
     };
     (Arc::new(ctx), telemetry)
 }

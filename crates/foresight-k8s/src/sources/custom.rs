@@ -122,5 +122,5 @@ async fn get(client: &Client, path: String) -> Result<MetricValueList<Pod>, Stri
     client
         .request::<MetricValueList<Pod>>(req)
         .await
-        .map_err(|e| format!("unable to fetch metrics from custom metrics API: {e}"))
+        .map_err(|e| super::api_error(&e))
 }

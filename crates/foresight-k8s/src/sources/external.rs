@@ -47,9 +47,7 @@ pub async fn values(
         .request::<ExternalMetricValueList<AnyExternalMetric>>(req)
         .await
     {
-        Err(e) => MetricData::Failed(format!(
-            "unable to fetch metrics from external metrics API: {e}"
-        )),
+        Err(e) => MetricData::Failed(super::api_error(&e)),
         Ok(list) => {
             let mut out = Vec::with_capacity(list.items.len());
             for item in &list.items {

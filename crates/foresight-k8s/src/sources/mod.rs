@@ -174,3 +174,15 @@ mod tests {
         assert_eq!(query(&[("x", String::new())]), "");
     }
 }
+
+/// A metrics API's failure in words, as client-go prints it: the server's message and the
+/// HTTP code, not kube's Debug form of the whole Status. The decision adds which API it was.
+pub fn api_error(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(status) if !status.message.is_empty() => {
+            format!("{} (HTTP {})", status.message.trim(), status.code)
+        }
+        kube::Error::Api(status) => format!("the server answered HTTP {}", status.code),
+        other => other.to_string(),
+    }
+}

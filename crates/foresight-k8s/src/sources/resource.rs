@@ -119,7 +119,7 @@ impl PodMetricsBatch {
             api.list(&ListParams::default())
                 .await
                 .map(|list| Samples::new(list.items.iter().map(convert).collect()))
-                .map_err(|e| format!("unable to fetch metrics from resource metrics API: {e}")),
+                .map_err(|e| super::api_error(&e)),
         );
         *guard = Some(Fetched {
             at: Instant::now(),

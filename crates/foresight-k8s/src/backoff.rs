@@ -1,0 +1,112 @@
+//! Logging a watch that keeps failing without flooding the log.
+//!
+//! Watches retry with kube's exponential backoff; while the API server is unreachable every
+//! retry fails. [`FailureLog`] logs the 1st, 2nd, 4th, 8th, ... failure of a run (once per
+//! backoff step, not once per retry), and one line when the watch works again.
+//! [`RepeatedErrors`] does the same per autoscaler for reconcile errors, which recur every
+//! sync while a cause lasts.
+
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::sync::Mutex;
+
+/// Counts a watch's consecutive failures and logs a few of them.
+#[derive(Debug)]
+pub struct FailureLog {
+    what: &'static str,
+    failures: u64,
+    next_logged: u64,
+}
+
+impl FailureLog {
+    /// A log for the watch of `what` (e.g. "pod watch").
+    pub fn new(what: &'static str) -> Self {
+        FailureLog {
+            what,
+            failures: 0,
+            next_logged: 1,
+        }
+    }
+
+    /// Records a failure; says whether it was logged.
+    pub fn failed(&mut self, error: &dyn Display) -> bool {
+        self.failures += 1;
+        if self.failures < self.next_logged {
+            return false;
+        }
+        self.next_logged = self.next_logged.saturating_mul(2);
+        tracing::warn!(
+            failures = self.failures,
+            error = %error,
+            "{} failed; retrying with backoff",
+            self.what
+        );
+        true
+    }
+
+    /// Records a success, logging the recovery after failures.
+    pub fn succeeded(&mut self) {
+        if self.failures > 0 {
+            tracing::info!(failures = self.failures, "{} recovered", self.what);
+        }
+        self.failures = 0;
+        self.next_logged = 1;
+    }
+}
+
+/// The last error of each key, and how often it recurred: a new error is logged at once, a
+/// recurring one at its 2nd, 4th, 8th, ... occurrence.
+#[derive(Debug, Default)]
+pub struct RepeatedErrors(Mutex<HashMap<String, (String, u64)>>);
+
+impl RepeatedErrors {
+    /// Notes `error` for `key`; `Some(occurrences)` when it should be logged now.
+    pub fn note(&self, key: &str, error: &str) -> Option<u64> {
+        let mut map = self.0.lock().ok()?;
+        let entry = map
+            .entry(key.to_owned())
+            .or_insert_with(|| (String::new(), 0));
+        if entry.0 != error {
+            *entry = (error.to_owned(), 0);
+        }
+        entry.1 += 1;
+        entry.1.is_power_of_two().then_some(entry.1)
+    }
+
+    /// Forgets `key`'s error (it succeeded, or was deleted).
+    pub fn clear(&self, key: &str) {
+        if let Ok(mut map) = self.0.lock() {
+            map.remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_once_per_doubling_and_starts_over_after_a_success() {
+        let mut log = FailureLog::new("pod watch");
+        let logged: Vec<u64> = (1..=40)
+            .filter(|_| log.failed(&"refused"))
+            .collect::<Vec<_>>();
+        assert_eq!(logged.len(), 6, "1, 2, 4, 8, 16 and 32 of 40");
+        log.succeeded();
+        assert!(
+            log.failed(&"refused"),
+            "the first failure after a recovery is logged"
+        );
+    }
+
+    #[test]
+    fn repeated_errors_are_logged_at_powers_of_two_and_new_ones_at_once() {
+        let r = RepeatedErrors::default();
+        let logged: Vec<u64> = (0..10).filter_map(|_| r.note("ns/web", "down")).collect();
+        assert_eq!(logged, [1, 2, 4, 8]);
+        assert_eq!(r.note("ns/web", "other"), Some(1));
+        assert_eq!(r.note("ns/db", "down"), Some(1));
+        r.clear("ns/web");
+        assert_eq!(r.note("ns/web", "other"), Some(1));
+    }
+}
