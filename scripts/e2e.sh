@@ -17,6 +17,8 @@
 #   E2E_TIMEOUT              seconds to wait for each step (default 120)
 #   E2E_AS_SERVICE_ACCOUNT   1 (default): run as the controller's service account; 0: as you
 #   E2E_CONTROLLER_ARGS      extra arguments for `foresight controller`
+#   E2E_LOG                  where the controller's log is kept, pass or fail
+#                            (default: ./foresight-e2e-controller.log)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,7 +29,7 @@ AS_SA="${E2E_AS_SERVICE_ACCOUNT:-1}"
 SYSTEM_NS="foresight-system"
 CRD="effectivehorizontalpodautoscalers.autoscaling.foresight.dev"
 WORK="$(mktemp -d)"
-LOG="$WORK/controller.log"
+LOG="${E2E_LOG:-$PWD/foresight-e2e-controller.log}"
 CONTROLLER_PID=""
 CREATED_CRD=0
 CREATED_SYSTEM=0
@@ -57,6 +59,7 @@ cleanup() {
     kubectl delete crd "$CRD" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   fi
   rm -rf "$WORK"
+  log "controller log kept at $LOG"
   if [[ $status -eq 0 ]]; then log "PASS"; fi
   exit "$status"
 }
@@ -104,7 +107,11 @@ kubectl apply -f "$ROOT/deploy/namespace.yaml" -f "$ROOT/deploy/rbac.yaml" >/dev
 CONTROLLER_KUBECONFIG="${KUBECONFIG:-$HOME/.kube/config}"
 if [[ "$AS_SA" == "1" ]]; then
   log "running the controller as serviceaccount $SYSTEM_NS/foresight-controller"
-  token="$(kubectl create token foresight-controller -n "$SYSTEM_NS" --duration=1h)"
+  # The TokenRequest API directly: `kubectl create token` needs kubectl 1.24 or later.
+  token="$(kubectl create --raw "/api/v1/namespaces/$SYSTEM_NS/serviceaccounts/foresight-controller/token" \
+    -f - <<<'{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
+    sed -n 's/.*"token":"\([^"]*\)".*/\1/p')"
+  [[ -n "$token" ]] || fail "could not get a token for the controller's service account"
   server="$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
   ca_data="$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')"
   ca_file="$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority}')"
