@@ -825,6 +825,7 @@ impl Decision {
             }
             _ => {}
         }
+        self.explain_preview_hold(autoscaler);
         self.set_ready();
         let metric_statuses = self.metric_statuses.take();
         let mut status = self.status;
@@ -857,6 +858,33 @@ impl Decision {
             events: self.events,
             history: self.history,
             error: self.error,
+        }
+    }
+
+    /// Kubernetes' "recommended size matches current size" (nothing held the recommendation
+    /// back) reads as "nothing to do" when Preview leaves the workload at another size: say
+    /// what Preview holds instead.
+    fn explain_preview_hold(&mut self, autoscaler: &Autoscaler) {
+        let current = self.current_replicas;
+        let desired = self.desired_replicas;
+        if autoscaler.strategy != ScaleStrategy::Preview || desired == current {
+            return;
+        }
+        let unheld = conditions::get(&self.status.conditions, ABLE_TO_SCALE)
+            .is_some_and(|c| c.status == ConditionStatus::True && c.reason == "ReadyForNewScale");
+        if unheld {
+            self.set_parts(
+                ABLE_TO_SCALE,
+                true,
+                "ReadyForNewScale",
+                &[
+                    "recommended size ",
+                    &desired.to_string(),
+                    " differs from current size ",
+                    &current.to_string(),
+                    "; the Preview strategy does not apply it",
+                ],
+            );
         }
     }
 

@@ -1,0 +1,259 @@
+//! Foresight's own behaviour on a real control plane, with the controller running only with
+//! `deploy/rbac.yaml`'s rights: Preview, Preview → Auto switched live, `specificReplicas`, a
+//! cron-only autoscaler and a cron with metrics, one `SuccessfulRescale` event per rescale,
+//! a controller restart in the middle of a stabilization window, and a spec the API server
+//! accepts but the controller cannot compile (a time zone CEL cannot check).
+
+mod cluster;
+
+use std::time::Duration;
+
+use cluster::*;
+use foresight_envtest::{workload, Load, Options};
+use kube::api::{Patch, PatchParams};
+use serde_json::json;
+
+const NS: &str = "modes";
+const SYNC: &str = "--sync-period=2s";
+const WAIT: Duration = Duration::from_secs(30);
+
+fn cpu_ehpa(name: &str, extra: &str) -> String {
+    format!(
+        "metadata: {{name: {name}}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+  minReplicas: 1
+  maxReplicas: 10
+  metrics:
+  - type: Resource
+    resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 50}}}}
+{extra}"
+    )
+}
+
+/// A cron schedule window that is open now and for the next half hour (UTC, daily).
+fn open_window() -> (String, String) {
+    let now = jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC);
+    let start = &now - jiff::SignedDuration::from_mins(2);
+    let end = &now + jiff::SignedDuration::from_mins(30);
+    (
+        format!("{} {} * * *", start.minute(), start.hour()),
+        format!("{} {} * * *", end.minute(), end.hour()),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preview_cron_events_restart_and_invalid_specs_on_a_real_cluster() {
+    let Some(cluster) = start(
+        "preview_cron_events_restart_and_invalid_specs_on_a_real_cluster",
+        Options::default(),
+    )
+    .await
+    else {
+        return;
+    };
+    let client = cluster.client().await.unwrap();
+    let mut controller = install_and_run(
+        &cluster,
+        "modes-controller",
+        &[SYNC, "--metrics-max-age=1s", "--leader-elect=false"],
+    )
+    .await
+    .expect("the controller runs");
+    workload::namespace(&client, NS).await.unwrap();
+    let metrics = cluster.metrics();
+
+    // Preview: decides 4, records it, leaves the workload at 1.
+    workload::deployment(&client, NS, "web", 1, 100)
+        .await
+        .unwrap();
+    metrics.set_cpu(NS, "web", Load::Total(200.0));
+    apply_ehpa(&client, NS, &cpu_ehpa("web", "  scaleStrategy: Preview"))
+        .await
+        .unwrap();
+    let status = with_log(
+        foresight_envtest::eventually("Preview records 4", WAIT, || async {
+            let s = ehpa_status(&client, NS, "web").await?;
+            Ok((s["desiredReplicas"] == 4).then_some(s))
+        })
+        .await,
+        &controller,
+    );
+    assert_eq!(workload::replicas(&client, NS, "web").await.unwrap(), 1);
+    let (_, _, message) = condition(&status, "AbleToScale").expect("AbleToScale");
+    assert!(
+        !message.contains("matches current size"),
+        "Preview's AbleToScale says nothing differs while desired 4 != current 1: {message}"
+    );
+
+    // specificReplicas: Preview holds the workload at 3.
+    let patch = json!({"spec": {"specificReplicas": 3}});
+    ehpas(&client, NS)
+        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    with_log(
+        wait_replicas(&client, NS, "web", 3, WAIT).await,
+        &controller,
+    );
+
+    // Preview → Auto, live: the workload follows the decision.
+    let patch = json!({"spec": {"scaleStrategy": "Auto", "specificReplicas": null}});
+    ehpas(&client, NS)
+        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    with_log(
+        wait_replicas(&client, NS, "web", 4, WAIT).await,
+        &controller,
+    );
+
+    // Cron only: the window is open, so its target holds.
+    let (start_at, end_at) = open_window();
+    workload::deployment(&client, NS, "batch", 1, 100)
+        .await
+        .unwrap();
+    apply_ehpa(
+        &client,
+        NS,
+        &format!(
+            "metadata: {{name: batch}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: batch}}
+  minReplicas: 1
+  maxReplicas: 10
+  crons: [{{name: now, timezone: UTC, start: '{start_at}', end: '{end_at}', targetReplicas: 4}}]"
+        ),
+    )
+    .await
+    .unwrap();
+    with_log(
+        wait_replicas(&client, NS, "batch", 4, WAIT).await,
+        &controller,
+    );
+
+    // A cron with metrics: the larger of the two wins (cron 5 over the metric's 2).
+    workload::deployment(&client, NS, "api", 1, 100)
+        .await
+        .unwrap();
+    metrics.set_cpu(NS, "api", Load::Total(100.0));
+    apply_ehpa(
+        &client,
+        NS,
+        &cpu_ehpa(
+            "api",
+            &format!(
+                "  crons: [{{name: now, timezone: UTC, start: '{start_at}', end: '{end_at}', targetReplicas: 5}}]"
+            ),
+        ),
+    )
+    .await
+    .unwrap();
+    with_log(
+        wait_replicas(&client, NS, "api", 5, WAIT).await,
+        &controller,
+    );
+    let s = ehpa_status(&client, NS, "api").await.unwrap();
+    assert_eq!(
+        condition(&s, "CronActive").map(|c| c.0),
+        Some("True".to_owned()),
+        "{s}"
+    );
+
+    // Events: one SuccessfulRescale per rescale of `web` (3, then 4), each with its size.
+    let notes = with_log(
+        foresight_envtest::eventually("two rescale events", WAIT, || async {
+            let notes = event_notes(&client, NS, "web", "SuccessfulRescale").await?;
+            Ok((notes.len() >= 2).then_some(notes))
+        })
+        .await,
+        &controller,
+    );
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].starts_with("New size: 3;"), "{notes:?}");
+    assert!(notes[1].starts_with("New size: 4;"), "{notes:?}");
+
+    // A restart in the middle of a scale-down stabilization window keeps the window: the
+    // load falls, the controller is killed and started again, and 4 holds until the window
+    // (60 s from the last high recommendation) has passed.
+    let patch = json!({"spec": {"behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}}}});
+    ehpas(&client, NS)
+        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    metrics.set_cpu(NS, "web", Load::Total(50.0));
+    let fell = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    controller.kill();
+    let kubeconfig = cluster.control_plane.dir().join("controller.kubeconfig");
+    let controller = run_controller(
+        &cluster,
+        &kubeconfig,
+        "modes-controller-restarted",
+        &[SYNC, "--metrics-max-age=1s", "--leader-elect=false"],
+    )
+    .await
+    .expect("the controller restarts");
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    assert_eq!(
+        workload::replicas(&client, NS, "web").await.unwrap(),
+        4,
+        "the restarted controller forgot the stabilization window:\n{}",
+        controller.log()
+    );
+    with_log(
+        foresight_envtest::eventually(
+            "web scales down once the window has passed",
+            Duration::from_secs(90),
+            || async { Ok((workload::replicas(&client, NS, "web").await? < 4).then_some(())) },
+        )
+        .await,
+        &controller,
+    );
+    let held = fell.elapsed();
+    assert!(
+        held >= Duration::from_secs(55),
+        "scaled down after {held:?}, inside the 60 s window"
+    );
+    eprintln!("modes: after a restart the 60 s window held 4 replicas for {held:?}");
+
+    // What CEL cannot check: the API server accepts an unknown time zone; the controller
+    // says Ready=False InvalidSpec and emits a Warning event.
+    workload::deployment(&client, NS, "bad", 1, 100)
+        .await
+        .unwrap();
+    apply_ehpa(
+        &client,
+        NS,
+        "metadata: {name: bad}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: bad}
+  minReplicas: 1
+  maxReplicas: 10
+  crons: [{name: mars, timezone: Mars/Olympus_Mons, start: '0 8 * * *', end: '0 9 * * *', targetReplicas: 2}]",
+    )
+    .await
+    .expect("the API server accepts what CEL cannot check");
+    let s = with_log(
+        foresight_envtest::eventually("Ready=False InvalidSpec", WAIT, || async {
+            let s = ehpa_status(&client, NS, "bad").await?;
+            Ok(condition(&s, "Ready")
+                .filter(|(st, r, _)| st == "False" && r == "InvalidSpec")
+                .map(|c| c.2))
+        })
+        .await,
+        &controller,
+    );
+    assert!(s.contains("Mars/Olympus_Mons"), "{s}");
+    let warnings = event_notes(&client, NS, "bad", "InvalidSpec")
+        .await
+        .unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+
+    assert!(
+        !controller.log().contains("Forbidden"),
+        "the controller hit a Forbidden with deploy/rbac.yaml's rights:\n{}",
+        controller.log()
+    );
+}
