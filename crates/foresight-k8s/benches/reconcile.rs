@@ -235,13 +235,13 @@ fn setup(status_refresh: Duration) -> Bench {
         targets: TargetIndex::new(),
         store,
         clock: Arc::new(move || *c.lock().expect("clock")),
+        decision_errors: Default::default(),
+        reconcile_errors: Default::default(),
     });
     Bench {
         api,
         ctx,
         clock,
-        decision_errors: Default::default(),
-        reconcile_errors: Default::default(),
         objects,
     }
 }

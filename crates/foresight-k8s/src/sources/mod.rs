@@ -156,6 +156,18 @@ fn query(params: &[(&str, String)]) -> String {
     }
 }
 
+/// A metrics API's failure in words, as client-go prints it: the server's message and the
+/// HTTP code, not kube's Debug form of the whole Status. The decision adds which API it was.
+pub fn api_error(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(status) if !status.message.is_empty() => {
+            format!("{} (HTTP {})", status.message.trim(), status.code)
+        }
+        kube::Error::Api(status) => format!("the server answered HTTP {}", status.code),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,17 +184,5 @@ mod tests {
             "?labelSelector=app%3Dweb%2Ctier+in+%28a%2Cb%29"
         );
         assert_eq!(query(&[("x", String::new())]), "");
-    }
-}
-
-/// A metrics API's failure in words, as client-go prints it: the server's message and the
-/// HTTP code, not kube's Debug form of the whole Status. The decision adds which API it was.
-pub fn api_error(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(status) if !status.message.is_empty() => {
-            format!("{} (HTTP {})", status.message.trim(), status.code)
-        }
-        kube::Error::Api(status) => format!("the server answered HTTP {}", status.code),
-        other => other.to_string(),
     }
 }
