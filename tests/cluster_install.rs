@@ -76,6 +76,160 @@ fn kustomized() -> String {
     out
 }
 
+/// A manifest every rule accepts.
+fn good(name: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "autoscaling.foresight.dev/v1alpha1",
+        "kind": "EffectiveHorizontalPodAutoscaler",
+        "metadata": {"name": name, "namespace": "cel"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 2,
+            "maxReplicas": 10,
+            "metrics": [
+                {"type": "Resource", "resource": {"name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 60}}},
+                {"type": "External", "external": {"metric": {"name": "queue"},
+                    "target": {"type": "AverageValue", "averageValue": "30"}}},
+                {"type": "Prometheus", "prometheus": {"name": "rps", "query": "sum(rate(x[1m]))",
+                    "target": {"type": "Value", "value": "100"}}}
+            ],
+            "crons": [
+                {"name": "morning", "start": "0 6 ? * 1-5", "end": "0 9 ? * 1-5", "targetReplicas": 8}
+            ],
+            "prediction": {"predictionWindowSeconds": 3600,
+                "predictionAlgorithm": {"algorithmType": "dsp"}}
+        }
+    })
+}
+
+/// `good` with the value at `pointer` (a JSON pointer under `spec`) replaced, or removed for
+/// null.
+fn breaking(pointer: &str, value: serde_json::Value) -> serde_json::Value {
+    let mut obj = good("bad");
+    let full = format!("/spec{pointer}");
+    let (parent, key) = full.rsplit_once('/').expect("a pointer");
+    let target = obj.pointer_mut(parent).expect("the parent exists");
+    match (target, value.is_null()) {
+        (serde_json::Value::Object(m), true) => {
+            m.remove(key);
+        }
+        (serde_json::Value::Object(m), false) => {
+            m.insert(key.to_owned(), value);
+        }
+        (serde_json::Value::Array(a), _) => a[key.parse::<usize>().expect("an index")] = value,
+        _ => panic!("{pointer} is not under an object or array"),
+    }
+    obj
+}
+
+/// One bad manifest per CEL rule of the CRD, each rejected with that rule's message.
+async fn cel_rules_reject_with_their_messages(client: &Client) {
+    foresight_envtest::workload::namespace(client, "cel")
+        .await
+        .unwrap();
+    foresight_envtest::apply_json(client, &good("good"))
+        .await
+        .expect("the good manifest is accepted");
+    let util = |v: serde_json::Value| json!({"name": "cpu", "target": v});
+    let table: Vec<(&str, serde_json::Value, &str)> = vec![
+        (
+            "/minReplicas",
+            json!(11),
+            "minReplicas must be less than or equal to maxReplicas",
+        ),
+        (
+            "/specificReplicas",
+            json!(3),
+            "specificReplicas may only be set with scaleStrategy: Preview",
+        ),
+        (
+            "/minReplicas",
+            json!(0),
+            "minReplicas: 0 needs an Object, External or Prometheus metric, or a cron",
+        ),
+        (
+            "/metrics/0",
+            json!({"type": "Pods", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}),
+            "the source named by type must be set",
+        ),
+        (
+            "/metrics/0",
+            json!({"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+            "external": {"metric": {"name": "q"}, "target": {"type": "Value", "value": "1"}}}),
+            "a metric sets exactly one source",
+        ),
+        (
+            "/metrics/0",
+            json!({"type": "Resource", "resource": util(json!({"type": "Utilization", "averageUtilization": 60, "averageValue": "100m"}))}),
+            "set exactly one of target.averageUtilization and target.averageValue",
+        ),
+        (
+            "/metrics/0",
+            json!({"type": "ContainerResource", "containerResource": {"name": "cpu", "container": "app", "target": {"type": "Utilization"}}}),
+            "set exactly one of target.averageUtilization and target.averageValue",
+        ),
+        (
+            "/metrics/0",
+            json!({"type": "Pods", "pods": {"metric": {"name": "rps"}, "target": {"type": "Value", "value": "1"}}}),
+            "Pods metrics need target.averageValue",
+        ),
+        (
+            "/metrics/0",
+            json!({"type": "Object", "object": {"describedObject": {"kind": "Service", "name": "web"}, "metric": {"name": "rps"}, "target": {"type": "Utilization", "averageUtilization": 50}}}),
+            "Object metrics need target.value or target.averageValue",
+        ),
+        (
+            "/metrics/1/external/target",
+            json!({"type": "Value", "value": "1", "averageValue": "2"}),
+            "set exactly one of target.value and target.averageValue",
+        ),
+        (
+            "/metrics/2/prometheus/target",
+            json!({"type": "Value"}),
+            "set exactly one of target.value and target.averageValue",
+        ),
+        (
+            "/metrics/2/prometheus/target",
+            json!({"type": "Utilization", "value": "1"}),
+            "Prometheus metrics take a Value or AverageValue target",
+        ),
+        (
+            "/crons/1",
+            json!({"name": "morning", "start": "0 18 * * *", "end": "0 20 * * *", "targetReplicas": 2}),
+            "cron names must be unique",
+        ),
+        (
+            "/crons/0/end",
+            json!("0 6 ? * 1-5"),
+            "start and end must differ",
+        ),
+        (
+            "/prediction/predictionAlgorithm",
+            serde_json::Value::Null,
+            "prediction needs predictionAlgorithm",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (pointer, value, message) in table {
+        let object = if pointer == "/crons/1" {
+            let mut o = good("bad");
+            o["spec"]["crons"].as_array_mut().unwrap().push(value);
+            o
+        } else {
+            breaking(pointer, value)
+        };
+        match foresight_envtest::apply_json(client, &object).await {
+            Ok(()) => failures.push(format!("{pointer}: accepted, expected {message:?}")),
+            Err(e) if format!("{e:#}").contains(message) => {}
+            Err(e) => failures.push(format!(
+                "{pointer}: rejected with {e:#}, expected {message:?}"
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crd_installs_three_ways_and_its_rules_hold() {
     let Some(cluster) = start(
@@ -108,6 +262,9 @@ async fn the_crd_installs_three_ways_and_its_rules_hold() {
         json!({"status": {}}),
         "the API server stored the subresources as given"
     );
+
+    // Every CEL rule rejects a bad manifest, with its message, on the real API server.
+    cel_rules_reject_with_their_messages(&client).await;
 
     // 2. kubectl apply --server-side -k deploy/
     delete_crd(&client).await.unwrap();

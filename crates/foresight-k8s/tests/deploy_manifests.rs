@@ -1,12 +1,11 @@
 //! The deployment manifests (`deploy/`), the Helm chart (`charts/foresight/`) and the
 //! end-to-end script (`scripts/e2e.sh`), checked without a cluster.
 //!
-//! `helm` is not available here, so the chart is rendered by a small Go-template renderer
-//! below that knows exactly the constructs the chart uses (`if`/`else`/`range`/`define`/
-//! `include`, `quote`, `default`, `toYaml`, `nindent`, whitespace trimming). It is strict: a
-//! value the templates reference but `values.yaml` lacks is an error, not an empty string.
-//! Both the plain manifests and the rendered chart are then parsed as YAML and checked for
-//! least-privilege RBAC and a locked-down pod.
+//! The chart is rendered and linted by real Helm: `scripts/helm-render.py` drives Helm's own Go
+//! SDK through PyPI's `helm-python-sdk` (`scripts/test` installs it). Both the plain manifests
+//! and the rendered chart are then parsed as YAML and checked for least-privilege RBAC and a
+//! locked-down pod; the real-cluster suite (`tests/cluster_install.rs`) applies them to a real
+//! API server.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,291 +25,39 @@ fn yaml_documents(text: &str) -> Vec<Value> {
         .unwrap_or_else(|e| panic!("not valid YAML: {e}\n{text}"))
 }
 
-// ---------------------------------------------------------------------------------------------
-// A renderer for the Go-template subset the chart uses
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Debug, Clone)]
-enum Node {
-    Text(String),
-    Action(String),
-    If(String, Vec<Node>, Vec<Node>),
-    Range(String, Vec<Node>),
-}
-
-/// Splits a template into text and actions, applying `{{-` / `-}}` trimming.
-fn lex(src: &str) -> Vec<(bool, String)> {
-    let mut out: Vec<(bool, String)> = Vec::new();
-    let mut rest = src;
-    let mut trim_next = false;
-    while let Some(start) = rest.find("{{") {
-        let mut text = rest[..start].to_owned();
-        if trim_next {
-            text = text.trim_start().to_owned();
-        }
-        let after = &rest[start + 2..];
-        let end = after.find("}}").expect("an unclosed {{");
-        let mut action = &after[..end];
-        if let Some(a) = action.strip_prefix('-') {
-            text = text.trim_end().to_owned();
-            action = a;
-        }
-        trim_next = false;
-        if let Some(a) = action.strip_suffix('-') {
-            trim_next = true;
-            action = a;
-        }
-        out.push((false, text));
-        out.push((true, action.trim().to_owned()));
-        rest = &after[end + 2..];
-    }
-    let mut text = rest.to_owned();
-    if trim_next {
-        text = text.trim_start().to_owned();
-    }
-    out.push((false, text));
+/// Runs `scripts/helm-render.py` on the chart with `args`.
+fn helm(args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new("python3")
+        .arg(repo().join("scripts/helm-render.py"))
+        .arg(repo().join("charts/foresight"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("python3 could not run ({e})"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("No module named 'helm_python'"),
+        "helm-python-sdk is missing: `python3 -m pip install helm-python-sdk` (scripts/test does)"
+    );
     out
 }
 
-/// Builds the tree; `define` blocks go into `defines`.
-fn parse(
-    tokens: &mut std::iter::Peekable<std::vec::IntoIter<(bool, String)>>,
-    defines: &mut BTreeMap<String, Vec<Node>>,
-) -> (Vec<Node>, Option<String>) {
-    let mut nodes = Vec::new();
-    while let Some((is_action, s)) = tokens.next() {
-        if !is_action {
-            nodes.push(Node::Text(s));
-            continue;
-        }
-        if s == "end" || s == "else" {
-            return (nodes, Some(s));
-        }
-        if let Some(cond) = s.strip_prefix("if ") {
-            let (then, stop) = parse(tokens, defines);
-            let otherwise = if stop.as_deref() == Some("else") {
-                parse(tokens, defines).0
-            } else {
-                Vec::new()
-            };
-            nodes.push(Node::If(cond.to_owned(), then, otherwise));
-        } else if let Some(over) = s.strip_prefix("range ") {
-            let (body, _) = parse(tokens, defines);
-            nodes.push(Node::Range(over.to_owned(), body));
-        } else if let Some(name) = s.strip_prefix("define ") {
-            let (body, _) = parse(tokens, defines);
-            defines.insert(name.trim().trim_matches('"').to_owned(), body);
-        } else {
-            nodes.push(Node::Action(s));
-        }
-    }
-    (nodes, None)
-}
-
-struct Renderer {
-    defines: BTreeMap<String, Vec<Node>>,
-    root: Value,
-}
-
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64() != Some(0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
-}
-
-fn print(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-/// Splits on whitespace outside double quotes.
-fn words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in s.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                cur.push(c);
-            }
-            c if c.is_whitespace() && !quoted => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-impl Renderer {
-    fn new(chart: &Path, values: Value, release: &str, namespace: &str) -> Renderer {
-        let chart_yaml =
-            yaml_documents(&std::fs::read_to_string(chart.join("Chart.yaml")).unwrap());
-        let meta = &chart_yaml[0];
-        let root = json!({
-            "Values": values,
-            "Release": {"Name": release, "Namespace": namespace, "Service": "Helm"},
-            "Chart": {"Name": meta["name"], "Version": meta["version"], "AppVersion": meta["appVersion"]},
-        });
-        let mut r = Renderer {
-            defines: BTreeMap::new(),
-            root,
-        };
-        let helpers = std::fs::read_to_string(chart.join("templates/_helpers.tpl")).unwrap();
-        let mut tokens = lex(&helpers).into_iter().peekable();
-        parse(&mut tokens, &mut r.defines);
-        r
-    }
-
-    fn render_file(&self, path: &Path) -> String {
-        let src = std::fs::read_to_string(path).unwrap();
-        let mut defines = BTreeMap::new();
-        let mut tokens = lex(&src).into_iter().peekable();
-        let (nodes, _) = parse(&mut tokens, &mut defines);
-        self.render(&nodes, &self.root.clone())
-    }
-
-    fn render(&self, nodes: &[Node], dot: &Value) -> String {
-        let mut out = String::new();
-        for node in nodes {
-            match node {
-                Node::Text(t) => out.push_str(t),
-                Node::Action(a) => out.push_str(&print(&self.pipeline(a, dot))),
-                Node::If(cond, then, otherwise) => {
-                    let branch = if truthy(&self.pipeline(cond, dot)) {
-                        then
-                    } else {
-                        otherwise
-                    };
-                    out.push_str(&self.render(branch, dot));
-                }
-                Node::Range(over, body) => match self.pipeline(over, dot) {
-                    Value::Array(items) => {
-                        for item in &items {
-                            out.push_str(&self.render(body, item));
-                        }
-                    }
-                    Value::Object(map) => {
-                        for item in map.values() {
-                            out.push_str(&self.render(body, item));
-                        }
-                    }
-                    Value::Null => {}
-                    other => panic!("range over {other}"),
-                },
-            }
-        }
-        out
-    }
-
-    fn operand(&self, word: &str, dot: &Value) -> Value {
-        if word == "." {
-            return dot.clone();
-        }
-        if let Some(s) = word.strip_prefix('"').and_then(|w| w.strip_suffix('"')) {
-            return Value::String(s.to_owned());
-        }
-        if let Ok(n) = word.parse::<i64>() {
-            return json!(n);
-        }
-        let Some(path) = word.strip_prefix('.') else {
-            panic!("unsupported operand {word:?}");
-        };
-        let mut v = dot;
-        for part in path.split('.') {
-            v = v
-                .get(part)
-                .unwrap_or_else(|| panic!("{word}: no {part:?} (is it in values.yaml?)"));
-        }
-        v.clone()
-    }
-
-    fn pipeline(&self, src: &str, dot: &Value) -> Value {
-        let mut value: Option<Value> = None;
-        for command in src.split(" | ") {
-            let w = words(command);
-            let mut args: Vec<Value> = w[1..].iter().map(|a| self.operand(a, dot)).collect();
-            if let Some(v) = value.take() {
-                args.push(v);
-            }
-            value = Some(match w[0].as_str() {
-                "include" => {
-                    let name = print(&args[0]);
-                    let body = self
-                        .defines
-                        .get(&name)
-                        .unwrap_or_else(|| panic!("no template {name}"));
-                    Value::String(self.render(body, &args[1]))
-                }
-                "quote" => Value::String(format!("{:?}", print(&args[0]))),
-                "default" => {
-                    if truthy(&args[1]) {
-                        args[1].clone()
-                    } else {
-                        args[0].clone()
-                    }
-                }
-                "toYaml" => Value::String(
-                    serde_saphyr::to_string(&args[0])
-                        .unwrap()
-                        .trim_end()
-                        .to_owned(),
-                ),
-                "nindent" | "indent" => {
-                    let n = args[0].as_u64().unwrap() as usize;
-                    let pad = " ".repeat(n);
-                    let text: Vec<String> = print(&args[1])
-                        .lines()
-                        .map(|l| format!("{pad}{l}"))
-                        .collect();
-                    let text = text.join("\n");
-                    Value::String(if w[0] == "nindent" {
-                        format!("\n{text}")
-                    } else {
-                        text
-                    })
-                }
-                other if args.is_empty() => self.operand(other, dot),
-                other => panic!("unsupported function {other}"),
-            });
-        }
-        value.unwrap_or(Value::Null)
-    }
-}
-
-/// Renders every template of the chart with `values.yaml` merged with `overrides`.
+/// Renders every template of the chart, with real Helm, with `values.yaml` merged with
+/// `overrides` (each of which must exist in `values.yaml`: a typo is a test error).
 fn render_chart(overrides: Value) -> Vec<Value> {
     let chart = repo().join("charts/foresight");
     let mut values =
         yaml_documents(&std::fs::read_to_string(chart.join("values.yaml")).unwrap()).remove(0);
-    merge(&mut values, overrides);
-    let renderer = Renderer::new(&chart, values, "foresight", "foresight-system");
-    let mut docs = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(chart.join("templates"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    for file in files {
-        let text = renderer.render_file(&file);
-        docs.extend(yaml_documents(&text));
-    }
-    docs
+    merge(&mut values, overrides.clone());
+    let out = helm(&[&overrides.to_string()]);
+    assert!(
+        out.status.success(),
+        "helm could not render the chart: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    yaml_documents(&String::from_utf8(out.stdout).expect("UTF-8"))
+        .into_iter()
+        .filter(|d| d["kind"] != "CustomResourceDefinition")
+        .collect()
 }
 
 fn merge(base: &mut Value, overrides: Value) {
@@ -569,9 +316,9 @@ fn the_chart_renders_with_its_defaults() {
     }
 }
 
-#[test]
-fn the_chart_renders_every_option() {
-    let docs = render_chart(json!({
+/// Every optional value of the chart set.
+fn every_option() -> Value {
+    json!({
         "image": {"tag": "dev"},
         "replicaCount": 2,
         "prometheus": {"url": "http://prometheus.monitoring:9090", "bearerTokenSecret": {"name": "prom-token"}},
@@ -590,7 +337,12 @@ fn the_chart_renders_every_option() {
         "nodeSelector": {"kubernetes.io/os": "linux"},
         "tolerations": [{"key": "dedicated", "operator": "Exists"}],
         "imagePullSecrets": [{"name": "regcred"}]
-    }));
+    })
+}
+
+#[test]
+fn the_chart_renders_every_option() {
+    let docs = render_chart(every_option());
     assert!(
         of_kind(&docs, "Role").is_empty(),
         "no Lease access without leader election"
@@ -650,23 +402,22 @@ fn the_chart_renders_every_option() {
 }
 
 #[test]
-fn the_renderer_rejects_values_the_chart_lacks() {
+fn helm_lints_the_chart_strictly_with_defaults_and_every_option() {
+    for values in [json!({}), every_option()] {
+        let out = helm(&[&values.to_string(), "--lint"]);
+        assert!(
+            out.status.success(),
+            "helm lint --strict failed with {values}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn an_override_the_chart_lacks_is_a_test_error() {
     let result = std::panic::catch_unwind(|| render_chart(json!({"noSuchValue": 1})));
     assert!(result.is_err());
-    let chart = repo().join("charts/foresight");
-    let renderer = Renderer::new(&chart, json!({}), "r", "ns");
-    let missing =
-        std::panic::catch_unwind(|| renderer.pipeline(".Values.image.tag", &renderer.root));
-    assert!(missing.is_err(), "a missing value must fail the render");
-    let tokens = lex("a {{- if .x }} b {{ else -}} c {{- end }}");
-    let mut defines = BTreeMap::new();
-    let (nodes, _) = parse(&mut tokens.into_iter().peekable(), &mut defines);
-    let r = Renderer {
-        defines,
-        root: json!({}),
-    };
-    assert_eq!(r.render(&nodes, &json!({"x": true})), "a b ");
-    assert_eq!(r.render(&nodes, &json!({"x": ""})), "ac");
 }
 
 #[test]
