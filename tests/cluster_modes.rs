@@ -212,6 +212,16 @@ spec:
         &controller,
     );
     let held = fell.elapsed();
+    let settled = foresight_envtest::eventually("web settles at 1", WAIT, || async {
+        let n = workload::replicas(&client, NS, "web").await?;
+        if n == 1 {
+            return Ok(Some(()));
+        }
+        let s = ehpa_status(&client, NS, "web").await?;
+        anyhow::bail!("{n} replicas; lastDecision {}", s["lastDecision"])
+    })
+    .await;
+    with_log(settled, &controller);
     assert!(
         held >= Duration::from_secs(55),
         "scaled down after {held:?}, inside the 60 s window"

@@ -143,7 +143,18 @@ async fn run(
     let start = Instant::now();
     let (mut native, mut ours) = (Timeline::default(), Timeline::default());
     let mut next_load = 0;
-    while start.elapsed() < case.duration {
+    // Past the case's duration, keep watching (up to a minute) until both have settled on
+    // the same size for three syncs, so that a last step near the end is not cut in half.
+    let settled = |native: &Timeline, ours: &Timeline| {
+        let last = |t: &Timeline| t.0.last().copied().unwrap_or((0.0, 0));
+        let (tn, rn) = last(native);
+        let (tf, rf) = last(ours);
+        let quiet = start.elapsed().as_secs_f64() - tn.max(tf);
+        rn == rf && quiet > 3.0 * SYNC.as_secs_f64()
+    };
+    while start.elapsed() < case.duration
+        || (!settled(&native, &ours) && start.elapsed() < case.duration + Duration::from_secs(60))
+    {
         while next_load < case.load.len()
             && start.elapsed() >= Duration::from_secs(case.load[next_load].0)
         {

@@ -43,6 +43,11 @@ impl ForesightController {
         })
     }
 
+    /// Its process ID.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
     /// Its log so far.
     pub fn log(&self) -> String {
         self.process.log()

@@ -1,0 +1,101 @@
+//! A measurement, not a check (ignored by default): the controller's RSS and CPU with 500
+//! autoscalers on the real control plane, and the API requests it sends per autoscaler per
+//! sync, read from its own `/metrics`. Run it with the release build:
+//!
+//! ```sh
+//! cargo test --release --test cluster_scale -- --ignored --nocapture
+//! FORESIGHT_SCALE_SECONDS=120 FORESIGHT_SCALE_AUTOSCALERS=100 cargo test --release --test cluster_scale -- --ignored --nocapture
+//! ```
+//!
+//! `docs/controller.md` carries the figures.
+
+mod cluster;
+
+use std::time::{Duration, Instant};
+
+use cluster::*;
+use foresight_envtest::{workload, Load, Options};
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The sum of every sample of `name` (any labels) in an OpenMetrics text.
+fn total(metrics: &str, name: &str) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with(name)
+                && (l[name.len()..].starts_with('{') || l[name.len()..].starts_with(' '))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a 10-minute measurement; run it by hand (see the module docs)"]
+async fn controller_resources_with_many_autoscalers() {
+    let autoscalers = env_u64("FORESIGHT_SCALE_AUTOSCALERS", 500);
+    let seconds = env_u64("FORESIGHT_SCALE_SECONDS", 600);
+    let Some(cluster) = start(
+        "controller_resources_with_many_autoscalers",
+        Options::default(),
+    )
+    .await
+    else {
+        return;
+    };
+    let client = cluster.client().await.unwrap();
+    let controller = install_and_run(
+        &cluster,
+        "scale-controller",
+        &["--leader-elect=false", "--log-level=warn"],
+    )
+    .await
+    .expect("the controller runs");
+    let per_namespace = 50;
+    for i in 0..autoscalers {
+        let ns = format!("scale-{}", i / per_namespace);
+        if i % per_namespace == 0 {
+            workload::namespace(&client, &ns).await.unwrap();
+        }
+        let name = format!("app-{i}");
+        workload::deployment(&client, &ns, &name, 2, 100)
+            .await
+            .unwrap();
+        cluster.metrics().set_cpu(&ns, &name, Load::Total(100.0));
+        apply_ehpa(&client, &ns, &format!(
+            "metadata: {{name: {name}}}\nspec: {{scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}, minReplicas: 1, maxReplicas: 10, metrics: [{{type: Resource, resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 50}}}}}}]}}"
+        ))
+        .await
+        .unwrap();
+    }
+    let pid = controller.pid().expect("a pid");
+    // Let every autoscaler reach its steady state before measuring.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let before = controller.scrape().await.unwrap();
+    let (cpu0, _) = foresight_envtest::process::usage(pid);
+    let started = Instant::now();
+    let mut peak_rss: f64 = 0.0;
+    while started.elapsed() < Duration::from_secs(seconds) {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        peak_rss = peak_rss.max(foresight_envtest::process::usage(pid).1);
+    }
+    let after = controller.scrape().await.unwrap();
+    let (cpu1, rss) = foresight_envtest::process::usage(pid);
+    let elapsed = started.elapsed().as_secs_f64();
+    let reconciles =
+        total(&after, "foresight_reconciles_total") - total(&before, "foresight_reconciles_total");
+    let requests = total(&after, "foresight_api_requests_total")
+        - total(&before, "foresight_api_requests_total");
+    eprintln!(
+        "scale: {autoscalers} autoscalers over {elapsed:.0} s: CPU {:.1}% of one core ({:.1} s), RSS {rss:.0} MiB (peak {peak_rss:.0} MiB), {reconciles:.0} syncs, {:.3} API requests per autoscaler per sync",
+        100.0 * (cpu1 - cpu0) / elapsed,
+        cpu1 - cpu0,
+        requests / reconciles.max(1.0),
+    );
+    assert!(reconciles > 0.0, "no syncs counted:\n{after}");
+}
