@@ -212,13 +212,14 @@ spec:
         &controller,
     );
     let held = fell.elapsed();
-    let settled = foresight_envtest::eventually("web settles at 1", WAIT, || async {
+    // A recommendation of 2 made while pods were going away holds its own 60 s window.
+    let settled = foresight_envtest::eventually("web settles at 1", Duration::from_secs(90), || async {
         let n = workload::replicas(&client, NS, "web").await?;
         if n == 1 {
             return Ok(Some(()));
         }
         let s = ehpa_status(&client, NS, "web").await?;
-        anyhow::bail!("{n} replicas; lastDecision {}", s["lastDecision"])
+        anyhow::bail!("{n} replicas; lastDecision {}; history {}", s["lastDecision"], s["history"])
     })
     .await;
     with_log(settled, &controller);
