@@ -111,6 +111,11 @@ async fn faults_show_in_status_and_recover_within_bounds() {
         .await,
         &leader,
     );
+    assert!(
+        !leader.log().contains("standing by"),
+        "the only replica said it stands by behind another:\n{}",
+        leader.log()
+    );
     let bound = Duration::from_secs(3 * SYNC_SECONDS + 3);
 
     // 1. The metrics API answers 503, then 500: status says so within a sync or two, spec

@@ -213,15 +213,20 @@ spec:
     );
     let held = fell.elapsed();
     // A recommendation of 2 made while pods were going away holds its own 60 s window.
-    let settled = foresight_envtest::eventually("web settles at 1", Duration::from_secs(90), || async {
-        let n = workload::replicas(&client, NS, "web").await?;
-        if n == 1 {
-            return Ok(Some(()));
-        }
-        let s = ehpa_status(&client, NS, "web").await?;
-        anyhow::bail!("{n} replicas; lastDecision {}; history {}", s["lastDecision"], s["history"])
-    })
-    .await;
+    let settled =
+        foresight_envtest::eventually("web settles at 1", Duration::from_secs(90), || async {
+            let n = workload::replicas(&client, NS, "web").await?;
+            if n == 1 {
+                return Ok(Some(()));
+            }
+            let s = ehpa_status(&client, NS, "web").await?;
+            anyhow::bail!(
+                "{n} replicas; lastDecision {}; history {}",
+                s["lastDecision"],
+                s["history"]
+            )
+        })
+        .await;
     with_log(settled, &controller);
     assert!(
         held >= Duration::from_secs(55),
