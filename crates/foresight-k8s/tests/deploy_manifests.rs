@@ -7,7 +7,6 @@
 //! locked-down pod; the real-cluster suite (`tests/cluster_install.rs`) applies them to a real
 //! API server.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
