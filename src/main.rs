@@ -17,7 +17,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the decision for a snapshot (spec, observation, history, now) as a table.
+    /// Explain a decision: a live autoscaler's last one (NAME, -n NAMESPACE; -A for all), or
+    /// the one a snapshot file gives (--snapshot).
     Explain(cli::explain::ExplainArgs),
     /// Validate EffectiveHorizontalPodAutoscaler manifests; prints every problem.
     Validate(cli::validate::ValidateArgs),

@@ -221,14 +221,19 @@ async fn faults_show_in_status_and_recover_within_bounds() {
     ));
     let restarted = Instant::now();
     cluster.control_plane.start_apiserver().await.unwrap();
+    let ready_after = restarted.elapsed();
     let client = cluster.client().await.unwrap();
+    // A restarted API server answers 403 for a few seconds after /readyz says ok (its RBAC
+    // caches are still filling); the watches retry at most every 10 s (MAX_WATCH_BACKOFF and
+    // its jitter) through that, then a sync sees the change.
     let seen = with_log(
         spec_change_seen(&client, 12, Duration::from_secs(60)).await,
         &standby,
     );
     report.push(format!(
-        "API server back: a spec change reached status {:.1}s after the restart began",
-        restarted.elapsed().as_secs_f64().max(seen.as_secs_f64())
+        "API server back (ready {:.1}s after its start): a spec change reached status {:.1}s later",
+        ready_after.as_secs_f64(),
+        seen.as_secs_f64()
     ));
 
     // 4. SIGTERM with the API server up.

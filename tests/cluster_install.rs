@@ -216,6 +216,12 @@ async fn cel_rules_reject_with_their_messages(client: &Client) {
             let mut o = good("bad");
             o["spec"]["crons"].as_array_mut().unwrap().push(value);
             o
+        } else if pointer == "/minReplicas" && value == 0 {
+            // Only a CPU metric: nothing would see load at zero pods.
+            let mut o = breaking(pointer, value);
+            o["spec"]["metrics"].as_array_mut().unwrap().truncate(1);
+            o["spec"].as_object_mut().unwrap().remove("crons");
+            o
         } else {
             breaking(pointer, value)
         };

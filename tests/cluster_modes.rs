@@ -267,9 +267,86 @@ spec:
         .unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
 
+    live_explain(&cluster);
+
     assert!(
         !controller.log().contains("Forbidden"),
         "the controller hit a Forbidden with deploy/rbac.yaml's rights:\n{}",
         controller.log()
+    );
+}
+
+/// Runs `program args...` with the administrator's kubeconfig; its stdout, or a panic with
+/// its stderr.
+fn run_with_kubeconfig(
+    cluster: &foresight_envtest::Cluster,
+    program: &std::path::Path,
+    args: &[&str],
+    path_dir: Option<&std::path::Path>,
+) -> String {
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .env("KUBECONFIG", cluster.control_plane.admin_kubeconfig());
+    if let Some(dir) = path_dir {
+        let path = std::env::var("PATH").unwrap_or_default();
+        command.env("PATH", format!("{}:{path}", dir.display()));
+    }
+    let out = command.output().expect("the command runs");
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed:\n{}",
+        program.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// `foresight explain -n NS NAME`, `foresight explain -A`, and the same binary as a kubectl
+/// plugin, against the live objects.
+fn live_explain(cluster: &foresight_envtest::Cluster) {
+    let bin = std::path::Path::new(BIN);
+    let one = run_with_kubeconfig(cluster, bin, &["explain", "-n", NS, "web"], None);
+    assert!(one.starts_with("modes/web -> Deployment web"), "{one}");
+    for part in [
+        "cpu utilization",
+        "CONDITION",
+        "AbleToScale",
+        "SuccessfulRescale",
+        "New size: 4",
+    ] {
+        assert!(one.contains(part), "explain lacks {part:?}:\n{one}");
+    }
+    let json = run_with_kubeconfig(cluster, bin, &["explain", "-n", NS, "web", "--json"], None);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["decision"]["strategy"], "Auto", "{v}");
+
+    let all = run_with_kubeconfig(cluster, bin, &["explain", "-A"], None);
+    let header = all.lines().next().unwrap_or_default();
+    assert!(
+        header.starts_with("NAMESPACE") && header.contains("LAST DECISION"),
+        "{all}"
+    );
+    for name in ["web", "batch", "api", "bad"] {
+        assert!(
+            all.lines()
+                .any(|l| l.starts_with(NS) && l.split_whitespace().nth(1) == Some(name)),
+            "explain -A lacks {name}:\n{all}"
+        );
+    }
+    assert!(all.contains("False (InvalidSpec)"), "{all}");
+
+    // kubectl finds `kubectl-foresight` on PATH and passes the arguments through.
+    let plugins = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(bin, plugins.path().join("kubectl-foresight")).unwrap();
+    let via_kubectl = run_with_kubeconfig(
+        cluster,
+        std::path::Path::new("kubectl"),
+        &["foresight", "explain", "web", "-n", NS],
+        Some(plugins.path()),
+    );
+    assert!(
+        via_kubectl.starts_with("modes/web -> Deployment web"),
+        "{via_kubectl}"
     );
 }

@@ -358,22 +358,8 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let result = runtime.block_on(async move {
-        let config = match &args.kubeconfig {
-            Some(path) => {
-                let kubeconfig = kube::config::Kubeconfig::read_from(path)
-                    .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-                let opts = kube::config::KubeConfigOptions {
-                    context: args.context.clone(),
-                    ..Default::default()
-                };
-                kube::Config::from_custom_kubeconfig(kubeconfig, &opts)
-                    .await
-                    .context("loading kubeconfig")?
-            }
-            None => kube::Config::infer()
-                .await
-                .context("finding cluster credentials (in-cluster or ~/.kube/config)")?,
-        };
+        let config =
+            super::kubeconfig::load(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
         let options = args.options(&config.default_namespace, prometheus)?;
         let client =
             foresight_k8s::client::build(config).context("building the Kubernetes client")?;

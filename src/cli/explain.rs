@@ -1,4 +1,7 @@
-//! `foresight explain --snapshot FILE`: the decision for a snapshot, as a table or JSON.
+//! `foresight explain`: the decision for a snapshot (`--snapshot FILE`), or the last decision
+//! of a live autoscaler read from the cluster (`-n NAMESPACE NAME`, or `-A` for a summary of
+//! all of them), as a table or JSON. Installed as `kubectl-foresight`, the binary is also a
+//! kubectl plugin: `kubectl foresight explain web -n shop`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,11 +14,27 @@ use foresight_core::snapshot::Snapshot;
 
 /// Arguments of `foresight explain`.
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["snapshot", "name", "all_namespaces"])))]
 pub struct ExplainArgs {
     /// A snapshot file (YAML or JSON): `now`, `autoscaler` (manifest with status), `scale`,
     /// `pods`, `metrics`, and optionally `history`, `forecasts`, `config`.
+    #[arg(long, conflicts_with_all = ["name", "all_namespaces", "namespace"])]
+    pub snapshot: Option<PathBuf>,
+    /// A live autoscaler's name: its last decision, conditions and rescales, from the cluster.
+    #[arg(conflicts_with = "all_namespaces")]
+    pub name: Option<String>,
+    /// The live autoscaler's namespace (default: the kubeconfig context's).
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// One line per autoscaler in every namespace.
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster).
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
     #[arg(long)]
-    pub snapshot: PathBuf,
+    pub context: Option<String>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -23,22 +42,29 @@ pub struct ExplainArgs {
 
 /// Runs `foresight explain`.
 pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.snapshot)
-        .with_context(|| format!("cannot read {}", args.snapshot.display()))?;
+    match &args.snapshot {
+        Some(path) => explain_snapshot(path, args.json),
+        None => super::live::explain(&args),
+    }
+}
+
+fn explain_snapshot(path: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let docs = parse_documents(&text)
-        .with_context(|| format!("{} is not valid YAML or JSON", args.snapshot.display()))?;
+        .with_context(|| format!("{} is not valid YAML or JSON", path.display()))?;
     let [doc] = docs.as_slice() else {
         anyhow::bail!(
             "{}: expected exactly one snapshot document, found {}",
-            args.snapshot.display(),
+            path.display(),
             docs.len()
         );
     };
     let snapshot: Snapshot =
-        from_value(doc, "").map_err(|e| anyhow::anyhow!("{}: {e}", args.snapshot.display()))?;
+        from_value(doc, "").map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let prepared = snapshot
         .prepare()
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.snapshot.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let decision = decide(
         &prepared.autoscaler,
         &prepared.observation,
@@ -54,7 +80,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     };
     let result = decision.finish(&prepared.autoscaler, outcome);
     let record = result.status.last_decision.clone().unwrap_or_default();
-    if args.json {
+    if json {
         let events: Vec<serde_json::Value> = result
             .events
             .iter()

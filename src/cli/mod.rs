@@ -5,5 +5,7 @@ pub mod controller;
 pub mod crd;
 pub mod explain;
 pub mod import;
+pub mod kubeconfig;
+pub mod live;
 pub mod simulate;
 pub mod validate;

@@ -7,8 +7,8 @@ use foresight_api::status::{DecisionRecord, EffectiveHorizontalPodAutoscalerStat
 use crate::autoscaler::Autoscaler;
 use crate::decision::Event;
 
-/// Lays out rows as left-aligned columns separated by two spaces.
-fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+/// Lays out rows as left-aligned columns separated by two spaces, as kubectl does.
+pub fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate() {

@@ -9,6 +9,33 @@
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::sync::Mutex;
+use std::time::Duration;
+
+use kube::runtime::utils::ResetTimerBackoff;
+use kube::runtime::watcher::ExponentialBackoff;
+
+/// The longest wait between two attempts of a watch.
+///
+/// kube's default grows to 30 s, so a watch that failed through a 20-second API-server restart
+/// may wait another half minute before it looks again, and spec changes wait with it. Five
+/// seconds (ten with jitter) keeps recovery within a few syncs at the cost of a few more
+/// attempts during an outage (which [`FailureLog`] keeps out of the log).
+pub const MAX_WATCH_BACKOFF: Duration = Duration::from_secs(5);
+
+/// The backoff of every watch the controller runs: 0.5 s doubling to [`MAX_WATCH_BACKOFF`],
+/// with jitter, starting over after two minutes without failure.
+pub fn watch_backoff() -> ResetTimerBackoff<ExponentialBackoff> {
+    let exponential = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(500))
+        .with_max_delay(MAX_WATCH_BACKOFF)
+        .with_factor(2.0)
+        .with_jitter()
+        .without_max_times();
+    ResetTimerBackoff::new(
+        ExponentialBackoff::from(exponential),
+        Duration::from_secs(120),
+    )
+}
 
 /// Counts a watch's consecutive failures and logs a few of them.
 #[derive(Debug)]

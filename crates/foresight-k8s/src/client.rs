@@ -6,11 +6,33 @@
 //! retry within a sync either: a failed read fails that sync, says so in status, and the next
 //! sync (a period later) tries again. Watches have their own backoff (see
 //! [`crate::backoff`]); status writes retry conflicts themselves.
+//!
+//! kube sets no read timeout either, so a request that an API server accepted and then
+//! never answered (one in flight while it restarts) would wait forever, and a watch stuck
+//! that way never sees another spec change. Every read here times out after
+//! [`READ_TIMEOUT`]; watches ask the server to end them after [`WATCH_TIMEOUT_SECONDS`], well
+//! within it, so a quiet watch is renewed rather than cut.
+
+use std::time::Duration;
 
 use kube::{Client, Config};
+
+/// The longest wait for the next bytes of an answer.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(45);
+
+/// How long the server keeps one watch request open before the watcher starts another.
+pub const WATCH_TIMEOUT_SECONDS: u32 = 30;
 
 /// The client the controller uses, from a loaded configuration.
 pub fn build(mut config: Config) -> Result<Client, kube::Error> {
     config.default_retry = false;
+    config.read_timeout = Some(READ_TIMEOUT);
     Client::try_from(config)
+}
+
+/// The watch configuration of every watch the controller runs.
+pub fn watch_config() -> kube::runtime::watcher::Config {
+    kube::runtime::watcher::Config::default()
+        .any_semantic()
+        .timeout(WATCH_TIMEOUT_SECONDS)
 }

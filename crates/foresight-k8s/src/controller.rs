@@ -284,32 +284,47 @@ async fn run_leading(
     let api: Api<EffectiveHorizontalPodAutoscaler> = Api::all(client);
     let store: Store<EffectiveHorizontalPodAutoscaler> = ctx.store.clone();
     let forget = ctx.clone();
-    let trigger = watcher(api, watcher::Config::default().any_semantic())
-        .default_backoff()
+    let mut failures = crate::backoff::FailureLog::new("autoscaler watch");
+    let trigger = watcher(api, crate::client::watch_config())
+        .backoff(crate::backoff::watch_backoff())
         .reflect(writer)
-        .inspect(move |ev| match ev {
-            Ok(watcher::Event::Delete(obj)) => {
-                let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
-                forget.memories.forget(&ns, &name);
-                forget.targets.forget(&ns, &name);
-                if let Some(cache) = &forget.forecasts {
-                    cache.remove(&forecasts::key(&ns, &name));
+        .inspect(move |ev| {
+            let ev = match ev {
+                Ok(ev) => {
+                    failures.succeeded();
+                    ev
                 }
-            }
-            // The store now holds the full list (reflect ran first): forecasts of
-            // autoscalers deleted while no watch ran are forgotten.
-            Ok(watcher::Event::InitDone) => {
-                if let Some(cache) = &forget.forecasts {
-                    let listed: HashSet<String> = forget
-                        .store
-                        .state()
-                        .iter()
-                        .map(|o| forecasts::key(&o.namespace().unwrap_or_default(), &o.name_any()))
-                        .collect();
-                    cache.retain_autoscalers(|k| listed.contains(k));
+                Err(e) => {
+                    failures.failed(e);
+                    return;
                 }
+            };
+            match ev {
+                watcher::Event::Delete(obj) => {
+                    let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+                    forget.memories.forget(&ns, &name);
+                    forget.targets.forget(&ns, &name);
+                    if let Some(cache) = &forget.forecasts {
+                        cache.remove(&forecasts::key(&ns, &name));
+                    }
+                }
+                // The store now holds the full list (reflect ran first): forecasts of
+                // autoscalers deleted while no watch ran are forgotten.
+                watcher::Event::InitDone => {
+                    if let Some(cache) = &forget.forecasts {
+                        let listed: HashSet<String> = forget
+                            .store
+                            .state()
+                            .iter()
+                            .map(|o| {
+                                forecasts::key(&o.namespace().unwrap_or_default(), &o.name_any())
+                            })
+                            .collect();
+                        cache.retain_autoscalers(|k| listed.contains(k));
+                    }
+                }
+                _ => {}
             }
-            _ => {}
         })
         .applied_objects()
         // Status writes bump resourceVersion, not generation: they must not retrigger.

@@ -181,7 +181,8 @@ impl PodCache {
     /// practice: the watcher retries with backoff).
     pub async fn run(self: Arc<Self>, client: Client) {
         let api: Api<KubePod> = Api::all(client);
-        let stream = watcher(api, watcher::Config::default().any_semantic()).default_backoff();
+        let stream =
+            watcher(api, crate::client::watch_config()).backoff(crate::backoff::watch_backoff());
         futures::pin_mut!(stream);
         let mut failures = crate::backoff::FailureLog::new("pod watch");
         while let Some(event) = stream.next().await {

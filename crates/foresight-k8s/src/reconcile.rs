@@ -167,7 +167,13 @@ pub enum ReconcileError {
     /// Status could not be written.
     #[error(transparent)]
     Status(#[from] StatusError),
+    /// The reconcile did not finish in time (an API request went unanswered).
+    #[error("the reconcile did not finish within {0:?}; an API request went unanswered")]
+    TimedOut(Duration),
 }
+
+/// The longest one reconcile may take before it is abandoned and retried.
+pub const RECONCILE_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Reconciles one autoscaler and says when to come back.
 pub async fn reconcile(
@@ -176,7 +182,12 @@ pub async fn reconcile(
 ) -> Result<Action, ReconcileError> {
     let started = std::time::Instant::now();
     ctx.telemetry.reconciles.inc();
-    let result = reconcile_inner(&obj, &ctx).await;
+    // A request the API server accepted but never answers (one in flight while it restarts)
+    // would hold this autoscaler's reconciles until the client's read timeout, minutes later.
+    let result = match tokio::time::timeout(RECONCILE_TIMEOUT, reconcile_inner(&obj, &ctx)).await {
+        Ok(result) => result,
+        Err(_) => Err(ReconcileError::TimedOut(RECONCILE_TIMEOUT)),
+    };
     ctx.telemetry
         .reconcile_duration
         .observe(started.elapsed().as_secs_f64());

@@ -269,11 +269,8 @@ impl WorkloadCache {
             return;
         };
         let key = |w: &W| Some((w.meta().namespace.clone()?, w.meta().name.clone()?));
-        let stream = watcher(
-            Api::<W>::all(client),
-            watcher::Config::default().any_semantic(),
-        )
-        .default_backoff();
+        let stream = watcher(Api::<W>::all(client), crate::client::watch_config())
+            .backoff(crate::backoff::watch_backoff());
         futures::pin_mut!(stream);
         let mut failures = crate::backoff::FailureLog::new(kind.watch_name());
         while let Some(event) = stream.next().await {
