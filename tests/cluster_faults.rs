@@ -209,15 +209,10 @@ async fn faults_show_in_status_and_recover_within_bounds() {
         "{noise} log lines in 20 s without an API server, {steady} in the last 10 s:\n{}",
         foresight_envtest::cluster::tail(&standby.log(), 50)
     );
-    let stop = third.terminate(Duration::from_secs(10));
-    assert!(
-        stop.is_some_and(|d| d < Duration::from_secs(5)),
-        "SIGTERM with the API server unreachable took {stop:?}:\n{}",
-        third.log()
-    );
+    let stop = stops_on_sigterm(&mut third, "with the API server unreachable");
     report.push(format!(
         "API server down 20 s: {noise} log lines ({steady} in the last 10 s); SIGTERM (API unreachable) exited in {:.1}s",
-        stop.unwrap_or_default().as_secs_f64()
+        stop.as_secs_f64()
     ));
     let restarted = Instant::now();
     cluster.control_plane.start_apiserver().await.unwrap();
@@ -227,7 +222,7 @@ async fn faults_show_in_status_and_recover_within_bounds() {
     // caches are still filling); the watches retry at most every 10 s (MAX_WATCH_BACKOFF and
     // its jitter) through that, then a sync sees the change.
     let seen = with_log(
-        spec_change_seen(&client, 12, Duration::from_secs(60)).await,
+        spec_change_seen(&client, 12, Duration::from_secs(90)).await,
         &standby,
     );
     report.push(format!(
@@ -237,18 +232,24 @@ async fn faults_show_in_status_and_recover_within_bounds() {
     ));
 
     // 4. SIGTERM with the API server up.
-    let stop = standby.terminate(Duration::from_secs(10));
-    assert!(
-        stop.is_some_and(|d| d < Duration::from_secs(5)),
-        "SIGTERM took {stop:?}:\n{}",
-        standby.log()
-    );
+    let stop = stops_on_sigterm(&mut standby, "with the API server up");
     report.push(format!(
         "SIGTERM (API up) exited in {:.1}s",
-        stop.unwrap_or_default().as_secs_f64()
+        stop.as_secs_f64()
     ));
     for line in report {
         eprintln!("faults: {line}");
+    }
+}
+
+/// Sends SIGTERM and requires the controller to exit within five seconds; how long it took.
+fn stops_on_sigterm(
+    controller: &mut foresight_envtest::controller::ForesightController,
+    when: &str,
+) -> Duration {
+    match controller.terminate(Duration::from_secs(10)) {
+        Some(took) if took < Duration::from_secs(5) => took,
+        other => panic!("SIGTERM {when} took {other:?}:\n{}", controller.log()),
     }
 }
 

@@ -6,30 +6,14 @@ use foresight_k8s::crd::openapi_schema;
 use kube::core::cel::{analyze_rule, compile_schema, ScopeContext, Validator, WarningKind};
 use serde_json::{json, Value};
 
+/// A spec every rule accepts (shared with the real-cluster CEL table in
+/// `tests/cluster_install.rs`).
 fn good() -> Value {
-    json!({
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "minReplicas": 2,
-            "maxReplicas": 10,
-            "metrics": [
-                {"type": "Resource", "resource": {"name": "cpu",
-                    "target": {"type": "Utilization", "averageUtilization": 60}}},
-                {"type": "External", "external": {"metric": {"name": "queue"},
-                    "target": {"type": "AverageValue", "averageValue": "30"}}},
-                {"type": "Prometheus", "prometheus": {"name": "rps", "query": "sum(rate(x[1m]))",
-                    "target": {"type": "Value", "value": "100"}}}
-            ],
-            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 300,
-                "policies": [{"type": "Percent", "value": 10, "periodSeconds": 60}]}},
-            "crons": [
-                {"name": "morning", "start": "0 6 ? * 1-5", "end": "0 9 ? * 1-5", "targetReplicas": 8},
-                {"name": "evening", "start": "0 18 * * *", "end": "0 20 * * *", "targetReplicas": 4}
-            ],
-            "prediction": {"predictionWindowSeconds": 3600,
-                "predictionAlgorithm": {"algorithmType": "dsp"}}
-        }
-    })
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/manifests/every-rule-holds.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the fixture")).expect("JSON")
 }
 
 /// The messages of the rules `object` breaks.
