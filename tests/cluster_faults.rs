@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use cluster::*;
 use foresight_envtest::{workload, Group, Load, Options};
-use kube::api::{Patch, PatchParams};
 use kube::Client;
 use serde_json::json;
 
@@ -60,11 +59,7 @@ async fn spec_change_seen(
     timeout: Duration,
 ) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let patch = json!({"spec": {"maxReplicas": max}});
-    let o = ehpas(client, NS)
-        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
-    let generation = o.metadata.generation;
+    let generation = patch_spec(client, NS, "web", json!({"maxReplicas": max})).await?;
     foresight_envtest::eventually("the spec change is seen", timeout, || async move {
         let s = ehpa_status(client, NS, "web").await?;
         Ok((s["observedGeneration"].as_i64() == generation).then_some(()))

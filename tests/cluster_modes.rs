@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use cluster::*;
 use foresight_envtest::{workload, Load, Options};
-use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 const NS: &str = "modes";
@@ -87,9 +86,7 @@ async fn preview_cron_events_restart_and_invalid_specs_on_a_real_cluster() {
     );
 
     // specificReplicas: Preview holds the workload at 3.
-    let patch = json!({"spec": {"specificReplicas": 3}});
-    ehpas(&client, NS)
-        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
+    patch_spec(&client, NS, "web", json!({"specificReplicas": 3}))
         .await
         .unwrap();
     with_log(
@@ -98,11 +95,14 @@ async fn preview_cron_events_restart_and_invalid_specs_on_a_real_cluster() {
     );
 
     // Preview → Auto, live: the workload follows the decision.
-    let patch = json!({"spec": {"scaleStrategy": "Auto", "specificReplicas": null}});
-    ehpas(&client, NS)
-        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
+    patch_spec(
+        &client,
+        NS,
+        "web",
+        json!({"scaleStrategy": "Auto", "specificReplicas": null}),
+    )
+    .await
+    .unwrap();
     with_log(
         wait_replicas(&client, NS, "web", 4, WAIT).await,
         &controller,
@@ -176,11 +176,14 @@ spec:
     // A restart in the middle of a scale-down stabilization window keeps the window: the
     // load falls, the controller is killed and started again, and 4 holds until the window
     // (60 s from the last high recommendation) has passed.
-    let patch = json!({"spec": {"behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}}}});
-    ehpas(&client, NS)
-        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
+    patch_spec(
+        &client,
+        NS,
+        "web",
+        json!({"behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}}}),
+    )
+    .await
+    .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
     metrics.set_cpu(NS, "web", Load::Total(50.0));
     let fell = std::time::Instant::now();

@@ -154,6 +154,24 @@ pub async fn apply_ehpa(client: &Client, ns: &str, yaml: &str) -> anyhow::Result
     apply_json(client, &v).await
 }
 
+/// Merge-patches the autoscaler's `spec` with `fields`; the new generation.
+pub async fn patch_spec(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    fields: Value,
+) -> anyhow::Result<Option<i64>> {
+    let patch = json!({ "spec": fields });
+    let o = ehpas(client, ns)
+        .patch(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await?;
+    Ok(o.metadata.generation)
+}
+
 /// The autoscaler's status (null before the first write).
 pub async fn ehpa_status(client: &Client, ns: &str, name: &str) -> anyhow::Result<Value> {
     let o = ehpas(client, ns).get(name).await?;

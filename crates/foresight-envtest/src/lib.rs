@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use kube::api::{Patch, PatchParams};
 use kube::core::{DynamicObject, GroupVersionKind};
-use kube::discovery::Discovery;
+use kube::discovery;
 use kube::{Api, Client};
 
 pub use assets::Assets;
@@ -74,41 +74,18 @@ impl Cluster {
     }
 }
 
-/// Server-side applies one object given as JSON (its kind is looked up in discovery).
+/// Server-side applies one object given as JSON. Its kind is looked up in its own group and
+/// version only (one discovery request, not the whole API), so a CRD applied just before is
+/// found as soon as it is served.
 pub async fn apply_json(client: &Client, object: &serde_json::Value) -> anyhow::Result<()> {
-    let discovery = Discovery::new(client.clone()).run().await?;
-    apply_with(client, &discovery, object).await
-}
-
-/// Server-side applies every document of a YAML stream, in order.
-pub async fn apply_yaml(client: &Client, yaml: &str) -> anyhow::Result<()> {
-    let mut discovery = Discovery::new(client.clone()).run().await?;
-    for doc in serde_saphyr::from_multiple::<serde_json::Value>(yaml)? {
-        if doc.is_null() {
-            continue;
-        }
-        // A CRD applied earlier in the stream serves its kind only after discovery sees it.
-        if apply_with(client, &discovery, &doc).await.is_err() {
-            discovery = Discovery::new(client.clone()).run().await?;
-            apply_with(client, &discovery, &doc).await?;
-        }
-    }
-    Ok(())
-}
-
-async fn apply_with(
-    client: &Client,
-    discovery: &Discovery,
-    object: &serde_json::Value,
-) -> anyhow::Result<()> {
     let obj: DynamicObject = serde_json::from_value(object.clone()).context("not an object")?;
     let types = obj
         .types
         .clone()
         .context("an object without apiVersion and kind")?;
     let gvk = GroupVersionKind::try_from(&types)?;
-    let (resource, caps) = discovery
-        .resolve_gvk(&gvk)
+    let (resource, caps) = discovery::pinned_kind(client, &gvk)
+        .await
         .with_context(|| format!("the API server does not serve {gvk:?}"))?;
     let name = obj
         .metadata
@@ -116,13 +93,13 @@ async fn apply_with(
         .clone()
         .context("an object without a name")?;
     let api: Api<DynamicObject> = match (&caps.scope, &obj.metadata.namespace) {
-        (kube::discovery::Scope::Namespaced, Some(ns)) => {
+        (discovery::Scope::Namespaced, Some(ns)) => {
             Api::namespaced_with(client.clone(), ns, &resource)
         }
-        (kube::discovery::Scope::Namespaced, None) => {
+        (discovery::Scope::Namespaced, None) => {
             Api::default_namespaced_with(client.clone(), &resource)
         }
-        (kube::discovery::Scope::Cluster, _) => Api::all_with(client.clone(), &resource),
+        (discovery::Scope::Cluster, _) => Api::all_with(client.clone(), &resource),
     };
     api.patch(
         &name,
@@ -131,6 +108,16 @@ async fn apply_with(
     )
     .await
     .with_context(|| format!("applying {} {name}", types.kind))?;
+    Ok(())
+}
+
+/// Server-side applies every document of a YAML stream, in order.
+pub async fn apply_yaml(client: &Client, yaml: &str) -> anyhow::Result<()> {
+    for doc in serde_saphyr::from_multiple::<serde_json::Value>(yaml)? {
+        if !doc.is_null() {
+            apply_json(client, &doc).await?;
+        }
+    }
     Ok(())
 }
 
