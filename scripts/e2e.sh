@@ -186,10 +186,10 @@ wait_for_output "3" "deployment replicas" \
   kubectl get deployment web -n "$NS" -o jsonpath='{.spec.replicas}'
 
 # 2. Status and events.
-kubectl wait -n "$NS" --for=condition=Ready --timeout="${TIMEOUT}s" ehpa/web >/dev/null
-kubectl wait -n "$NS" --for=condition=CronActive --timeout="${TIMEOUT}s" ehpa/web >/dev/null
+kubectl wait -n "$NS" --for=condition=Ready --timeout="${TIMEOUT}s" fhpa/web >/dev/null
+kubectl wait -n "$NS" --for=condition=CronActive --timeout="${TIMEOUT}s" fhpa/web >/dev/null
 wait_for_output "3" "status.desiredReplicas" \
-  kubectl get ehpa web -n "$NS" -o jsonpath='{.status.desiredReplicas}'
+  kubectl get fhpa web -n "$NS" -o jsonpath='{.status.desiredReplicas}'
 wait_for_output "SuccessfulRescale" "rescale event" \
   kubectl get events -n "$NS" \
   --field-selector involvedObject.kind=EffectiveHorizontalPodAutoscaler,involvedObject.name=web,reason=SuccessfulRescale \

@@ -271,6 +271,7 @@ spec:
     assert_eq!(warnings.len(), 1, "{warnings:?}");
 
     live_explain(&cluster);
+    kubectl_get(&cluster);
 
     assert!(
         !controller.log().contains("Forbidden"),
@@ -303,6 +304,64 @@ fn run_with_kubeconfig(
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// `kubectl get fhpa` shows the columns of `kubectl get hpa`, TARGETS filled from status.
+fn kubectl_get(cluster: &foresight_envtest::Cluster) {
+    let kubectl = std::path::Path::new("kubectl");
+    let table = run_with_kubeconfig(cluster, kubectl, &["get", "fhpa", "-n", NS], None);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "REFERENCE",
+            "TARGETS",
+            "MIN",
+            "MAX",
+            "CURRENT",
+            "DESIRED",
+            "LIMITED",
+            "STRATEGY",
+            "READY",
+            "AGE"
+        ],
+        "{table}"
+    );
+    let web = table
+        .lines()
+        .find(|l| l.starts_with("web "))
+        .unwrap_or_else(|| panic!("no row for web:\n{table}"));
+    let cells: Vec<&str> = web.split_whitespace().collect();
+    // `cpu: 80%/50%`: the column splits at the space after the colon.
+    assert_eq!(cells[2], "cpu:", "{table}");
+    let (current, target) = cells[3].split_once('/').expect("current/target");
+    assert!(
+        current.ends_with('%') && current.trim_end_matches('%').parse::<u32>().is_ok(),
+        "{table}"
+    );
+    assert_eq!(target, "50%", "{table}");
+    // The status field behind the column is the same text.
+    let targets = run_with_kubeconfig(
+        cluster,
+        kubectl,
+        &[
+            "get",
+            "fhpa",
+            "web",
+            "-n",
+            NS,
+            "-o",
+            "jsonpath={.status.targets}",
+        ],
+        None,
+    );
+    assert_eq!(targets, format!("cpu: {current}/50%"));
 }
 
 /// `foresight explain -n NS NAME`, `foresight explain -A`, and the same binary as a kubectl

@@ -30,6 +30,10 @@ pub struct EffectiveHorizontalPodAutoscalerStatus {
     /// The last observed value of each metric, in spec order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub current_metrics: Vec<MetricStatus>,
+    /// Each metric's current value against its target, as `kubectl get hpa` shows them
+    /// (`cpu: 45%/60%, rps: 120/100`); the TARGETS column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<String>,
     /// Ready, AbleToScale, ScalingActive, ScalingLimited, PredictionReady, CronActive, ...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,

@@ -23,6 +23,7 @@ use crate::metrics::{MetricData, PodResourceSample};
 use crate::pods::Pod;
 use crate::proposals::{evaluate, Scale};
 use crate::replicas::Context;
+use crate::targets;
 
 /// Everything observed for one decision.
 #[derive(Clone, Debug)]
@@ -846,6 +847,10 @@ impl Decision {
                 };
                 status.desired_replicas = Some(desired);
                 status.current_metrics = metric_statuses.unwrap_or_default();
+                status.targets = Some(targets::summary(&targets::metric_targets(
+                    &autoscaler.metrics,
+                    &status.current_metrics,
+                )));
                 if scaled {
                     status.last_scale_time = Some(scaled_at);
                 }

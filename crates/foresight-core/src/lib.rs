@@ -20,4 +20,5 @@ pub mod proposals;
 pub mod replicas;
 pub mod resources;
 pub mod snapshot;
+pub mod targets;
 pub mod time;

@@ -54,7 +54,11 @@ pub fn custom_resource_definition() -> Result<CustomResourceDefinition, CrdError
                 plural: PLURAL.to_owned(),
                 singular: Some(KIND.to_lowercase()),
                 short_names: Some(vec![SHORT_NAME.to_owned()]),
-                categories: Some(vec!["all".to_owned(), "autoscaling".to_owned()]),
+                categories: Some(vec![
+                    "all".to_owned(),
+                    "autoscaling".to_owned(),
+                    "foresight".to_owned(),
+                ]),
             },
             scope: "Namespaced".to_owned(),
             versions: vec![CustomResourceDefinitionVersion {
@@ -101,13 +105,21 @@ fn column(
     }
 }
 
+/// The columns of `kubectl get`, those of `kubectl get hpa` first (REFERENCE, TARGETS,
+/// MINPODS, MAXPODS, REPLICAS), then what only Foresight knows.
 fn printer_columns() -> Vec<CustomResourceColumnDefinition> {
     vec![
         column(
-            "Target",
+            "Reference",
             "string",
             ".spec.scaleTargetRef.name",
             "The workload being scaled",
+        ),
+        column(
+            "Targets",
+            "string",
+            ".status.targets",
+            "Each metric's current value against its target",
         ),
         column(
             "Min",
@@ -132,6 +144,12 @@ fn printer_columns() -> Vec<CustomResourceColumnDefinition> {
             "integer",
             ".status.desiredReplicas",
             "Replicas the autoscaler wants",
+        ),
+        column(
+            "Limited",
+            "string",
+            ".status.lastDecision.limits[-1:].reason",
+            "The last limit that changed the decision (stabilization, policy, bounds)",
         ),
         column(
             "Strategy",
@@ -590,7 +608,7 @@ mod tests {
             crd.metadata.name.as_deref(),
             Some("effectivehorizontalpodautoscalers.autoscaling.foresight.dev")
         );
-        assert_eq!(crd.spec.names.short_names, Some(vec!["ehpa".to_owned()]));
+        assert_eq!(crd.spec.names.short_names, Some(vec!["fhpa".to_owned()]));
         assert_eq!(crd.spec.scope, "Namespaced");
         let v = &crd.spec.versions[0];
         let subresources = serde_json::to_value(v.subresources.as_ref().unwrap()).unwrap();
@@ -604,7 +622,18 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["Target", "Min", "Max", "Current", "Desired", "Strategy", "Ready", "Age"]
+            [
+                "Reference",
+                "Targets",
+                "Min",
+                "Max",
+                "Current",
+                "Desired",
+                "Limited",
+                "Strategy",
+                "Ready",
+                "Age"
+            ]
         );
     }
 

@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 
 /// Plural resource name, as in the API path.
 pub const PLURAL: &str = "effectivehorizontalpodautoscalers";
-/// Short name for kubectl.
-pub const SHORT_NAME: &str = "ehpa";
+/// Short name for kubectl. Not Crane's `ehpa`: a user migrating from Crane has both CRDs
+/// (same kind, other group), and a shared short name would address only one of them.
+pub const SHORT_NAME: &str = "fhpa";
 
 /// An EffectiveHorizontalPodAutoscaler object as the API server serves it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
