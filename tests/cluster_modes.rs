@@ -272,6 +272,7 @@ spec:
 
     live_explain(&cluster);
     kubectl_get(&cluster);
+    metrics_per_autoscaler(&client, &controller).await;
 
     assert!(
         !controller.log().contains("Forbidden"),
@@ -304,6 +305,73 @@ fn run_with_kubeconfig(
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// `/metrics` carries each autoscaler's series, and loses them when it is deleted.
+async fn metrics_per_autoscaler(
+    client: &kube::Client,
+    controller: &foresight_envtest::controller::ForesightController,
+) {
+    let text = with_log(controller.scrape().await, controller);
+    let has = |needle: &str| text.lines().any(|l| l.starts_with(needle));
+    assert!(has("foresight_build_info{version=\""), "{text}");
+    assert!(has("foresight_leader 1"), "{text}");
+    assert!(has("process_resident_memory_bytes "), "{text}");
+    let series = |family: &str, name: &str, extra: &str| {
+        format!("foresight_autoscaler_{family}{{namespace=\"{NS}\",name=\"{name}\"{extra}}}")
+    };
+    for name in ["web", "api", "batch"] {
+        for family in [
+            "current_replicas",
+            "desired_replicas",
+            "min_replicas",
+            "max_replicas",
+        ] {
+            assert!(
+                has(&series(family, name, "")),
+                "no {family} of {name}:\n{text}"
+            );
+        }
+        assert!(has(&format!("{} 1", series("ready", name, ""))), "{text}");
+    }
+    for name in ["web", "api"] {
+        let cpu = ",metric=\"resource.cpu\"";
+        assert!(has(&series("metric_value", name, cpu)), "{text}");
+        assert!(
+            has(&format!("{} 50", series("metric_target", name, cpu))),
+            "{text}"
+        );
+    }
+    assert!(
+        has(&format!("{} 1", series("cron_active", "batch", ""))),
+        "{text}"
+    );
+    assert!(
+        has(&format!(
+            "{} 4",
+            series("proposed_replicas", "batch", ",source=\"cron\"")
+        )),
+        "{text}"
+    );
+    assert!(has(&format!("{} 0", series("ready", "bad", ""))), "{text}");
+    assert!(!has(&series("desired_replicas", "bad", "")), "{text}");
+
+    ehpas(client, NS)
+        .delete("batch", &Default::default())
+        .await
+        .expect("delete batch");
+    with_log(
+        foresight_envtest::eventually("batch's series removed", WAIT, || async {
+            let text = controller.scrape().await?;
+            let left: Vec<&str> = text
+                .lines()
+                .filter(|l| l.contains("name=\"batch\""))
+                .collect();
+            Ok(left.is_empty().then_some(()))
+        })
+        .await,
+        controller,
+    );
 }
 
 /// `kubectl get fhpa` shows the columns of `kubectl get hpa`, TARGETS filled from status.

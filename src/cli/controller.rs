@@ -234,6 +234,10 @@ impl ControllerArgs {
             cached_workloads: cached,
             instance: Some(identity),
             prometheus,
+            build: telemetry::Build {
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                revision: env!("FORESIGHT_REVISION").to_owned(),
+            },
         })
     }
 

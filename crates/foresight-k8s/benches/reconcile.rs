@@ -230,7 +230,7 @@ fn setup(status_refresh: Duration) -> Bench {
         scales,
         settings,
         events: EventPublisher::new(client, Some("bench".into())),
-        telemetry: Arc::new(Telemetry::new()),
+        telemetry: Arc::new(Telemetry::default()),
         memories: Memories::default(),
         targets: TargetIndex::new(),
         store,

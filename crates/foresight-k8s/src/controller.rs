@@ -58,6 +58,8 @@ pub struct Options {
     /// Prometheus, for `type: Prometheus` metrics and prediction; `None` runs without: those
     /// metrics fail and prediction reports that it has no source of history.
     pub prometheus: Option<PrometheusSettings>,
+    /// The running build, for `foresight_build_info`.
+    pub build: telemetry::Build,
 }
 
 /// Where and how the controller reads Prometheus.
@@ -129,7 +131,7 @@ pub async fn run(
             None
         }
     };
-    let mut telemetry = Telemetry::new();
+    let mut telemetry = Telemetry::new(options.build.clone());
     if let Some(p) = &prometheus {
         telemetry.register_prometheus(
             p.client.clone(),
@@ -206,6 +208,7 @@ pub async fn run(
             }
         }
         tracing::info!("leading: starting reconciles");
+        telemetry.set_leader(true);
         let ctx = context(
             &client,
             &options,
@@ -223,6 +226,11 @@ pub async fn run(
             }
         };
         run_leading(client.clone(), ctx, options.concurrency, until).await;
+        // A replica that stands by exports no per-autoscaler series: the leader's are the
+        // current ones.
+        telemetry.set_leader(false);
+        telemetry.autoscalers.retain(|_, _| false);
+        telemetry.clear_queue();
         if *stop_rx.borrow() {
             break;
         }
@@ -304,6 +312,8 @@ async fn run_leading(
                     let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
                     forget.memories.forget(&ns, &name);
                     forget.targets.forget(&ns, &name);
+                    forget.telemetry.autoscalers.forget(&ns, &name);
+                    forget.telemetry.sync_started(&format!("{ns}/{name}"));
                     if let Some(cache) = &forget.forecasts {
                         cache.remove(&forecasts::key(&ns, &name));
                     }
@@ -311,6 +321,16 @@ async fn run_leading(
                 // The store now holds the full list (reflect ran first): forecasts of
                 // autoscalers deleted while no watch ran are forgotten.
                 watcher::Event::InitDone => {
+                    let listed: HashSet<(String, String)> = forget
+                        .store
+                        .state()
+                        .iter()
+                        .map(|o| (o.namespace().unwrap_or_default(), o.name_any()))
+                        .collect();
+                    forget
+                        .telemetry
+                        .autoscalers
+                        .retain(|ns, name| listed.contains(&(ns.to_owned(), name.to_owned())));
                     if let Some(cache) = &forget.forecasts {
                         let listed: HashSet<String> = forget
                             .store

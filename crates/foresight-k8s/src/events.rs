@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::PostParams;
 use kube::{Api, Client};
 
-use crate::telemetry::ApiCall;
+use crate::telemetry::{ApiCall, Call};
 
 /// The reporting controller's name in events.
 pub const REPORTER: &str = "foresight-controller";
@@ -53,7 +53,7 @@ impl EventPublisher {
         let namespace = regarding.namespace.as_deref().unwrap_or("default");
         let api: Api<KubeEvent> = Api::namespaced(self.client.clone(), namespace);
         for e in to_emit(events, previous) {
-            calls.record("create_event");
+            calls.record(Call::CreateEvent);
             let event = self.event(regarding, e);
             if let Err(err) = api.create(&PostParams::default(), &event).await {
                 tracing::warn!(reason = %e.reason, error = %err, "could not publish event");

@@ -56,6 +56,13 @@ pub struct Settings {
     pub cache_wait: Duration,
 }
 
+impl Settings {
+    /// The cluster-wide sync period (an autoscaler may set its own).
+    pub fn sync_period(&self) -> Duration {
+        Duration::from_secs(self.core.sync_period_seconds.max(1).unsigned_abs())
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -172,6 +179,17 @@ pub enum ReconcileError {
     TimedOut(Duration),
 }
 
+impl ReconcileError {
+    /// The `kind` label of `foresight_reconcile_errors_total`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ReconcileError::Unnamed => "unnamed",
+            ReconcileError::Status(_) => "status_write",
+            ReconcileError::TimedOut(_) => "timeout",
+        }
+    }
+}
+
 /// The longest one reconcile may take before it is abandoned and retried.
 pub const RECONCILE_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -181,6 +199,12 @@ pub async fn reconcile(
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
     let started = std::time::Instant::now();
+    let key = format!(
+        "{}/{}",
+        obj.metadata.namespace.as_deref().unwrap_or_default(),
+        obj.metadata.name.as_deref().unwrap_or_default()
+    );
+    ctx.telemetry.sync_started(&key);
     ctx.telemetry.reconciles.inc();
     // A request the API server accepted but never answers (one in flight while it restarts)
     // would hold this autoscaler's reconciles until the client's read timeout, minutes later.
@@ -191,10 +215,14 @@ pub async fn reconcile(
     ctx.telemetry
         .reconcile_duration
         .observe(started.elapsed().as_secs_f64());
-    if result.is_err() {
-        ctx.telemetry.reconcile_errors.inc();
+    match &result {
+        Ok(delay) => ctx.telemetry.sync_due(&key, *delay),
+        Err(e) => {
+            ctx.telemetry.reconcile_failed(e.kind());
+            ctx.telemetry.sync_due(&key, ctx.settings.sync_period());
+        }
     }
-    result
+    result.map(Action::requeue)
 }
 
 /// What to do after a failed reconcile: try again after a sync period.
@@ -210,15 +238,14 @@ pub fn error_policy(
     {
         tracing::warn!(namespace = %ns, name = %name, error = %err, times, "reconcile failed");
     }
-    Action::requeue(Duration::from_secs(
-        ctx.settings.core.sync_period_seconds.max(1) as u64,
-    ))
+    Action::requeue(ctx.settings.sync_period())
 }
 
+/// One reconcile; says after how long to sync again.
 async fn reconcile_inner(
     obj: &EffectiveHorizontalPodAutoscaler,
     ctx: &Context,
-) -> Result<Action, ReconcileError> {
+) -> Result<Duration, ReconcileError> {
     let (Some(ns), Some(name)) = (obj.metadata.namespace.clone(), obj.metadata.name.clone()) else {
         return Err(ReconcileError::Unnamed);
     };
@@ -252,9 +279,9 @@ async fn reconcile_inner(
                 .join("; ");
             let result = report_invalid_spec(obj, ctx, &api, &mut memory, &message, now).await;
             ctx.memories.put(&ns, &name, memory);
+            ctx.telemetry.autoscalers.record_invalid(&ns, &name);
             result?;
-            let period = Duration::from_secs(ctx.settings.core.sync_period_seconds.max(1) as u64);
-            return Ok(Action::requeue(period));
+            return Ok(ctx.settings.sync_period());
         }
     };
     let period = Duration::from_secs(autoscaler.settings.sync_period_seconds.max(1) as u64);
@@ -263,7 +290,7 @@ async fn reconcile_inner(
         // Without the first pod list every workload looks podless; wait rather than decide
         // on that.
         ctx.memories.put(&ns, &name, memory);
-        return Ok(Action::requeue(ctx.settings.cache_wait));
+        return Ok(ctx.settings.cache_wait);
     }
 
     // The spec changed since status last recorded it (or status was never written).
@@ -348,6 +375,10 @@ async fn reconcile_inner(
         })
         .inc();
 
+    ctx.telemetry
+        .autoscalers
+        .record(&autoscaler, &name, &new_status);
+
     memory.history = reconciled.history;
     let write = status::should_write(
         &prior,
@@ -374,7 +405,7 @@ async fn reconcile_inner(
     ctx.memories.put(&ns, &name, memory);
     written?;
     ctx.reconcile_errors.clear(&key);
-    Ok(Action::requeue(period))
+    Ok(period)
 }
 
 /// Reads the world for one decision.

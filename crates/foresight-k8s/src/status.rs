@@ -29,7 +29,7 @@ use kube::Api;
 use serde_json::{json, Value};
 
 use crate::resource::EffectiveHorizontalPodAutoscaler;
-use crate::telemetry::ApiCall;
+use crate::telemetry::{ApiCall, Call};
 
 /// How many times a status write is re-sent after a 409 conflict.
 pub const CONFLICT_RETRIES: usize = 3;
@@ -170,7 +170,7 @@ pub async fn write(
 ) -> Result<(), StatusError> {
     let mut version = resource_version.map(str::to_owned);
     for _ in 0..=CONFLICT_RETRIES {
-        calls.record("patch_status");
+        calls.record(Call::PatchStatus);
         let patch = status_patch(status, version.as_deref());
         match api
             .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -178,7 +178,7 @@ pub async fn write(
         {
             Ok(_) => return Ok(()),
             Err(kube::Error::Api(e)) if e.code == 409 => {
-                calls.record("get_status");
+                calls.record(Call::GetStatus);
                 let fresh = api
                     .get_status(name)
                     .await

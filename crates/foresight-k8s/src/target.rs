@@ -24,7 +24,7 @@ use kube::{Api, Client};
 use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
 
-use crate::telemetry::ApiCall;
+use crate::telemetry::{ApiCall, Call};
 
 /// Why the scale could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -382,7 +382,7 @@ impl ScaleClient {
                 ApiResource::erase::<ReplicaSet>(&())
             }
             _ => {
-                calls.record("discovery");
+                calls.record(Call::Discovery);
                 let (ar, _caps) = kube::discovery::pinned_kind(&self.client, &gvk)
                     .await
                     .map_err(|source| ScaleError::Discovery {
@@ -411,7 +411,7 @@ impl ScaleClient {
         }
         let ar = self.resource_for(target, calls).await?;
         let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, &ar);
-        calls.record("get_scale");
+        calls.record(Call::GetScale);
         let scale = api.get_scale(&target.name).await?;
         Ok(Scale {
             spec_replicas: scale.spec.and_then(|s| s.replicas).unwrap_or(0),
@@ -432,7 +432,7 @@ impl ScaleClient {
         let ar = self.resource_for(target, calls).await?;
         let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, &ar);
         let patch = serde_json::json!({"spec": {"replicas": replicas}});
-        calls.record("patch_scale");
+        calls.record(Call::PatchScale);
         api.patch_scale(&target.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
         // Let the next read see the new count even before the watch delivers it.

@@ -22,7 +22,7 @@ use foresight_k8s::reconcile::{self, Context, Memories, Settings};
 use foresight_k8s::resource::EffectiveHorizontalPodAutoscaler;
 use foresight_k8s::sources::MetricSources;
 use foresight_k8s::target::{ScaleClient, WorkloadCache, WorkloadKind};
-use foresight_k8s::telemetry::Telemetry;
+use foresight_k8s::telemetry::{Call, Telemetry};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use jiff::Timestamp;
@@ -278,7 +278,7 @@ fn context_with(
     now: Timestamp,
     prometheus: Option<(PrometheusClient, ForecastCache)>,
 ) -> (Arc<Context>, Arc<Telemetry>) {
-    let mut telemetry = Telemetry::new();
+    let mut telemetry = Telemetry::default();
     if let Some((client, cache)) = &prometheus {
         telemetry.register_prometheus(client.clone(), cache.clone(), Arc::new(move || now));
     }
@@ -515,8 +515,8 @@ async fn scale_down_is_held_by_stabilization_and_steady_state_writes_nothing() {
         .unwrap();
     *clock_at.lock().unwrap() = at(30);
     run(&now_holds("12"), ctx, server).await;
-    assert_eq!(telemetry.requests("patch_status"), 1);
-    assert_eq!(telemetry.requests("list_pod_metrics"), 3);
+    assert_eq!(telemetry.requests(Call::PatchStatus), 1);
+    assert_eq!(telemetry.requests(Call::ListPodMetrics), 3);
 }
 
 /// Preview computes and records, and never touches the workload; with specificReplicas it
@@ -643,8 +643,8 @@ async fn a_failed_metrics_api_holds_and_is_reported_once() {
         .unwrap();
     let after = autoscaler(cpu_spec(json!({})), written.lock().unwrap().clone(), "21");
     run(&after, ctx, server).await;
-    assert_eq!(telemetry.requests("create_event"), 2);
-    assert_eq!(telemetry.requests("patch_scale"), 0);
+    assert_eq!(telemetry.requests(Call::CreateEvent), 2);
+    assert_eq!(telemetry.requests(Call::PatchScale), 0);
 }
 
 /// Another writer changed the object between our read and our status write: the API

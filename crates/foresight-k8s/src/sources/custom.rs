@@ -10,7 +10,7 @@ use kube::Client;
 
 use super::{encode, milli, query};
 use crate::target::ScaleClient;
-use crate::telemetry::ApiCall;
+use crate::telemetry::{ApiCall, Call};
 
 const BASE: &str = "/apis/custom.metrics.k8s.io/v1beta2";
 
@@ -32,7 +32,7 @@ pub async fn pod_values(
             ("metricLabelSelector", metric_selector(metric)),
         ])
     );
-    calls.record("get_custom_metric");
+    calls.record(Call::GetCustomMetric);
     match get(client, path).await {
         Err(e) => MetricData::Failed(e),
         Ok(list) => {
@@ -85,7 +85,7 @@ pub async fn object_value(
         encode(&metric.name),
         query(&[("metricLabelSelector", metric_selector(metric))])
     );
-    calls.record("get_custom_metric");
+    calls.record(Call::GetCustomMetric);
     match get(client, path).await {
         Err(e) => MetricData::Failed(e),
         Ok(list) => {

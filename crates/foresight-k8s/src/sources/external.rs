@@ -8,7 +8,7 @@ use k8s_metrics::external_metrics::ExternalMetric;
 use kube::Client;
 
 use super::{encode, milli, query};
-use crate::telemetry::ApiCall;
+use crate::telemetry::{ApiCall, Call};
 
 /// Any external metric: the type parameter only names the metric for typed `Api` use, which
 /// the raw request does not need.
@@ -38,7 +38,7 @@ pub async fn values(
         encode(&metric.name),
         query(&[("labelSelector", selector)])
     );
-    calls.record("get_external_metric");
+    calls.record(Call::GetExternalMetric);
     let req = match http::Request::get(path).body(Vec::new()) {
         Ok(r) => r,
         Err(e) => return MetricData::Failed(e.to_string()),

@@ -16,8 +16,9 @@ pub mod prometheus;
 pub mod resource;
 
 use std::sync::Arc;
+use std::time::Instant;
 
-use foresight_core::autoscaler::{Autoscaler, MetricSource};
+use foresight_core::autoscaler::{Autoscaler, Metric, MetricSource};
 use foresight_core::metrics::{MetricData, PodResourceSample};
 use jiff::Timestamp;
 use kube::Client;
@@ -80,44 +81,74 @@ impl MetricSources {
             .any(|m| matches!(m.source, MetricSource::Resource { .. }));
         let resource_metrics = async {
             if needs_resource {
-                self.pod_metrics.select(ns, selector, calls).await
+                let started = Instant::now();
+                let read = self.pod_metrics.select(ns, selector, calls).await;
+                calls.metric_read("resource", started.elapsed(), read.is_err());
+                read
             } else {
                 Ok(Vec::new())
             }
         };
         let per_metric = futures::future::join_all(autoscaler.metrics.iter().map(|m| async {
-            match &m.source {
-                MetricSource::Resource { .. } | MetricSource::Unknown { .. } => MetricData::None,
-                MetricSource::Pods { metric } => {
-                    custom::pod_values(&self.client, ns, selector_text, metric, calls).await
-                }
-                MetricSource::Object {
-                    metric,
-                    described_object,
-                } => {
-                    custom::object_value(
-                        &self.client,
-                        &self.scales,
-                        ns,
-                        described_object,
-                        metric,
-                        calls,
-                    )
-                    .await
-                }
-                MetricSource::External { metric } => {
-                    external::values(&self.client, ns, metric, calls).await
-                }
-                MetricSource::Prometheus { query, .. } => {
-                    prometheus::value(self.prometheus.as_ref(), query, now).await
-                }
+            let started = Instant::now();
+            let (source, data) = self.read_one(m, ns, selector_text, now, calls).await;
+            if let Some(source) = source {
+                let failed = matches!(data, MetricData::Failed(_));
+                calls.metric_read(source, started.elapsed(), failed);
             }
+            data
         }));
         let (resource_metrics, metrics) = futures::join!(resource_metrics, per_metric);
         Readings {
             resource_metrics,
             metrics,
         }
+    }
+
+    /// Reads one metric that is not served by the shared PodMetrics list, and names its
+    /// source for the latency series (`None` for what needs no request of its own).
+    async fn read_one(
+        &self,
+        m: &Metric,
+        ns: &str,
+        selector_text: &str,
+        now: Timestamp,
+        calls: &ApiCall,
+    ) -> (Option<&'static str>, MetricData) {
+        let source = match &m.source {
+            MetricSource::Resource { .. } | MetricSource::Unknown { .. } => None,
+            MetricSource::Pods { .. } => Some("pods"),
+            MetricSource::Object { .. } => Some("object"),
+            MetricSource::External { .. } => Some("external"),
+            MetricSource::Prometheus { .. } => Some("prometheus"),
+        };
+        let data = match &m.source {
+            MetricSource::Resource { .. } | MetricSource::Unknown { .. } => MetricData::None,
+            MetricSource::Pods { metric } => {
+                custom::pod_values(&self.client, ns, selector_text, metric, calls).await
+            }
+            MetricSource::Object {
+                metric,
+                described_object,
+            } => {
+                custom::object_value(
+                    &self.client,
+                    &self.scales,
+                    ns,
+                    described_object,
+                    metric,
+                    calls,
+                )
+                .await
+            }
+            MetricSource::External { metric } => {
+                external::values(&self.client, ns, metric, calls).await
+            }
+            MetricSource::Prometheus { query, .. } => {
+                prometheus::value(self.prometheus.as_ref(), query, now).await
+            }
+        };
+        (source, data)
     }
 }
 

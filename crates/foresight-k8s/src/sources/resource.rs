@@ -20,7 +20,7 @@ use kube::{Api, Client};
 use tokio::time::Instant;
 
 use crate::selector::Selector;
-use crate::telemetry::ApiCall;
+use crate::telemetry::{ApiCall, Call};
 
 /// A PodMetrics item with the pod's labels (metrics-server copies them), so that one
 /// namespace-wide list can be narrowed to each workload's selector.
@@ -113,7 +113,7 @@ impl PodMetricsBatch {
                 return f.samples.clone();
             }
         }
-        calls.record("list_pod_metrics");
+        calls.record(Call::ListPodMetrics);
         let api: Api<PodMetrics> = Api::namespaced(self.client.clone(), namespace);
         let samples = Arc::new(
             api.list(&ListParams::default())

@@ -1,0 +1,355 @@
+//! Series per autoscaler (`namespace`, `name` labels): replicas, bounds, each metric's value
+//! and target, each source's proposal, the limit that held, prediction and cron state.
+//!
+//! Cardinality is bounded by what exists: one series per autoscaler and metric (or source),
+//! written after each reconcile, and removed when the object is deleted, when a metric
+//! leaves its spec, or when this replica stops leading (a follower exports none).
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
+
+use foresight_api::status::ConditionStatus;
+use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
+use foresight_core::autoscaler::Autoscaler;
+use foresight_core::conditions::{self, CRON_ACTIVE, PREDICTION_READY, READY};
+use foresight_core::targets::{metric_targets, Amount};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+type Value = Gauge<f64, AtomicU64>;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Object {
+    namespace: String,
+    name: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ObjectMetric {
+    namespace: String,
+    name: String,
+    /// `resource.cpu`, `pods.<name>`, `external.<name>`, `prometheus.<name>`, ...
+    metric: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ObjectSource {
+    namespace: String,
+    name: String,
+    /// `metric`, `prediction` or `cron`.
+    source: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ObjectReason {
+    namespace: String,
+    name: String,
+    /// `ScaleDownStabilized`, `ScaleUpLimit`, `TooManyReplicas`, ...
+    reason: String,
+}
+
+/// What one autoscaler exports, to remove exactly that later.
+#[derive(Clone, Debug, Default)]
+struct Published {
+    metrics: Vec<String>,
+    sources: Vec<String>,
+    limit: Option<String>,
+    prediction: bool,
+    cron: bool,
+}
+
+/// The per-autoscaler families.
+#[derive(Debug, Default)]
+pub struct AutoscalerSeries {
+    current_replicas: Family<Object, Value>,
+    desired_replicas: Family<Object, Value>,
+    min_replicas: Family<Object, Value>,
+    max_replicas: Family<Object, Value>,
+    ready: Family<Object, Value>,
+    metric_value: Family<ObjectMetric, Value>,
+    metric_target: Family<ObjectMetric, Value>,
+    proposed_replicas: Family<ObjectSource, Value>,
+    limited: Family<ObjectReason, Value>,
+    prediction_ready: Family<Object, Value>,
+    cron_active: Family<Object, Value>,
+    published: Mutex<HashMap<(String, String), Published>>,
+}
+
+impl AutoscalerSeries {
+    /// Registers the families in `registry` (prefixed `foresight_autoscaler_`).
+    pub fn register(&self, registry: &mut Registry) {
+        let r = registry.sub_registry_with_prefix("autoscaler");
+        let families: [(&str, &str, &Family<Object, Value>); 7] = [
+            (
+                "current_replicas",
+                "Replicas of the target when last observed",
+                &self.current_replicas,
+            ),
+            (
+                "desired_replicas",
+                "Replicas the autoscaler wants (what Auto applies)",
+                &self.desired_replicas,
+            ),
+            ("min_replicas", "spec.minReplicas", &self.min_replicas),
+            ("max_replicas", "spec.maxReplicas", &self.max_replicas),
+            (
+                "ready",
+                "1 when the Ready condition is True: the autoscaler read its sources and acted",
+                &self.ready,
+            ),
+            (
+                "prediction_ready",
+                "1 when prediction gives forecasts to the decision (PredictionReady=True); \
+                 only for autoscalers that predict",
+                &self.prediction_ready,
+            ),
+            (
+                "cron_active",
+                "1 while a cron window holds replicas (CronActive=True); only for \
+                 autoscalers with crons",
+                &self.cron_active,
+            ),
+        ];
+        for (name, help, family) in families {
+            r.register(name, help, family.clone());
+        }
+        r.register(
+            "metric_value",
+            "Each metric's last observed value, in its target's terms (percent of requests \
+             for utilization, the quantity's base unit otherwise)",
+            self.metric_value.clone(),
+        );
+        r.register(
+            "metric_target",
+            "Each metric's target, in the same unit as foresight_autoscaler_metric_value",
+            self.metric_target.clone(),
+        );
+        r.register(
+            "proposed_replicas",
+            "The replicas each source proposed in the last decision (the largest metric \
+             proposal, the forecast's, the active cron's)",
+            self.proposed_replicas.clone(),
+        );
+        r.register(
+            "limited",
+            "1, labelled with the reason of the last limit that changed the last decision \
+             (stabilization, rate policy, bounds); absent when none did",
+            self.limited.clone(),
+        );
+    }
+
+    /// Publishes the series of one autoscaler after a reconcile: `autoscaler` as compiled,
+    /// `status` as just decided.
+    pub fn record(
+        &self,
+        autoscaler: &Autoscaler,
+        name: &str,
+        status: &EffectiveHorizontalPodAutoscalerStatus,
+    ) {
+        let object = Object {
+            namespace: autoscaler.namespace.clone(),
+            name: name.to_owned(),
+        };
+        let mut now = Published::default();
+        let set = |family: &Family<Object, Value>, v: f64| {
+            family.get_or_create(&object).set(v);
+        };
+        if let Some(n) = status.current_replicas {
+            set(&self.current_replicas, f64::from(n));
+        }
+        if let Some(n) = status.desired_replicas {
+            set(&self.desired_replicas, f64::from(n));
+        }
+        set(&self.min_replicas, f64::from(autoscaler.min_replicas));
+        set(&self.max_replicas, f64::from(autoscaler.max_replicas));
+        set(&self.ready, condition_value(status, READY).unwrap_or(0.0));
+        if let Some(v) = condition_value(status, PREDICTION_READY) {
+            set(&self.prediction_ready, v);
+            now.prediction = true;
+        }
+        if let Some(v) = condition_value(status, CRON_ACTIVE) {
+            set(&self.cron_active, v);
+            now.cron = true;
+        }
+
+        for t in metric_targets(&autoscaler.metrics, &status.current_metrics) {
+            let labels = ObjectMetric {
+                namespace: object.namespace.clone(),
+                name: object.name.clone(),
+                metric: t.metric,
+            };
+            // A metric not read this sync has no value: its series goes rather than
+            // repeating a stale one.
+            match t.current {
+                Some(v) => {
+                    self.metric_value.get_or_create(&labels).set(v.as_f64());
+                }
+                None => {
+                    self.metric_value.remove(&labels);
+                }
+            }
+            if let Some(v) = t.target.map(Amount::as_f64) {
+                self.metric_target.get_or_create(&labels).set(v);
+            }
+            now.metrics.push(labels.metric);
+        }
+
+        if let Some(record) = &status.last_decision {
+            let mut by_source: Vec<(&str, i32)> = Vec::new();
+            for p in &record.proposals {
+                let Some(n) = p.replicas else { continue };
+                match by_source.iter_mut().find(|(s, _)| *s == p.source) {
+                    Some((_, best)) => *best = (*best).max(n),
+                    None => by_source.push((&p.source, n)),
+                }
+            }
+            for (source, n) in by_source {
+                self.proposed_replicas
+                    .get_or_create(&ObjectSource {
+                        namespace: object.namespace.clone(),
+                        name: object.name.clone(),
+                        source: source.to_owned(),
+                    })
+                    .set(f64::from(n));
+                now.sources.push(source.to_owned());
+            }
+            if let Some(limit) = record.limits.last() {
+                self.limited
+                    .get_or_create(&ObjectReason {
+                        namespace: object.namespace.clone(),
+                        name: object.name.clone(),
+                        reason: limit.reason.clone(),
+                    })
+                    .set(1.0);
+                now.limit = Some(limit.reason.clone());
+            }
+        }
+
+        let key = (object.namespace.clone(), object.name.clone());
+        let before = self
+            .published
+            .lock()
+            .ok()
+            .and_then(|mut p| p.insert(key, now.clone()))
+            .unwrap_or_default();
+        self.remove_stale(&object, &before, &now);
+    }
+
+    /// Publishes only readiness, for an autoscaler whose spec does not compile.
+    pub fn record_invalid(&self, namespace: &str, name: &str) {
+        self.forget(namespace, name);
+        self.ready
+            .get_or_create(&Object {
+                namespace: namespace.to_owned(),
+                name: name.to_owned(),
+            })
+            .set(0.0);
+        if let Ok(mut p) = self.published.lock() {
+            p.insert(
+                (namespace.to_owned(), name.to_owned()),
+                Published::default(),
+            );
+        }
+    }
+
+    /// Removes every series of one autoscaler (deleted).
+    pub fn forget(&self, namespace: &str, name: &str) {
+        let key = (namespace.to_owned(), name.to_owned());
+        let before = self
+            .published
+            .lock()
+            .ok()
+            .and_then(|mut p| p.remove(&key))
+            .unwrap_or_default();
+        let object = Object {
+            namespace: key.0,
+            name: key.1,
+        };
+        for family in [
+            &self.current_replicas,
+            &self.desired_replicas,
+            &self.min_replicas,
+            &self.max_replicas,
+            &self.ready,
+        ] {
+            family.remove(&object);
+        }
+        self.remove_stale(&object, &before, &Published::default());
+    }
+
+    /// Removes the series of every autoscaler not in `keep` (the listed objects), or of all
+    /// with an empty `keep` when this replica stops leading.
+    pub fn retain(&self, keep: impl Fn(&str, &str) -> bool) {
+        let gone: Vec<(String, String)> = self
+            .published
+            .lock()
+            .map(|p| {
+                p.keys()
+                    .filter(|(ns, name)| !keep(ns, name))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (ns, name) in gone {
+            self.forget(&ns, &name);
+        }
+    }
+
+    /// How many autoscalers have series.
+    pub fn len(&self) -> usize {
+        self.published.lock().map(|p| p.len()).unwrap_or(0)
+    }
+
+    /// Whether none has.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn remove_stale(&self, object: &Object, before: &Published, now: &Published) {
+        for metric in before.metrics.iter().filter(|m| !now.metrics.contains(m)) {
+            let labels = ObjectMetric {
+                namespace: object.namespace.clone(),
+                name: object.name.clone(),
+                metric: metric.clone(),
+            };
+            self.metric_value.remove(&labels);
+            self.metric_target.remove(&labels);
+        }
+        for source in before.sources.iter().filter(|s| !now.sources.contains(s)) {
+            self.proposed_replicas.remove(&ObjectSource {
+                namespace: object.namespace.clone(),
+                name: object.name.clone(),
+                source: source.clone(),
+            });
+        }
+        if let Some(reason) = &before.limit {
+            if now.limit.as_ref() != Some(reason) {
+                self.limited.remove(&ObjectReason {
+                    namespace: object.namespace.clone(),
+                    name: object.name.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        if before.prediction && !now.prediction {
+            self.prediction_ready.remove(object);
+        }
+        if before.cron && !now.cron {
+            self.cron_active.remove(object);
+        }
+    }
+}
+
+/// 1 for a True condition, 0 for False or Unknown, `None` when absent.
+fn condition_value(status: &EffectiveHorizontalPodAutoscalerStatus, type_: &str) -> Option<f64> {
+    conditions::get(&status.conditions, type_).map(|c| {
+        if c.status == ConditionStatus::True {
+            1.0
+        } else {
+            0.0
+        }
+    })
+}
