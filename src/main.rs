@@ -9,7 +9,7 @@ mod cli;
 /// Foresight: a horizontal autoscaler for Kubernetes with HPA parity, prediction, cron,
 /// and a simulator.
 #[derive(Parser)]
-#[command(name = "foresight", version, about, long_about = None)]
+#[command(name = "foresight", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("FORESIGHT_REVISION"), ")"), about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -6,6 +6,7 @@
 mod cluster;
 
 use std::process::Command;
+use std::time::Duration;
 
 use cluster::*;
 use foresight_envtest::{apply_yaml, Options};
@@ -262,7 +263,7 @@ async fn the_crd_installs_three_ways_and_its_rules_hold() {
         .await
         .expect("deploy/: status subresource");
 
-    // 3. helm install (rendered by Helm's own engine, every optional feature on)
+    // 3. helm install (rendered by Helm's own engine) with the default values
     delete_crd(&client).await.unwrap();
     foresight_envtest::workload::namespace(&client, "foresight-system")
         .await
@@ -275,4 +276,78 @@ async fn the_crd_installs_three_ways_and_its_rules_hold() {
     status_round_trip(&client, "from-helm")
         .await
         .expect("chart: status subresource");
+
+    // ... and with every optional feature on (PodDisruptionBudget, ServiceMonitor against
+    // the operator's CRD, the dashboard ConfigMap in another namespace, two replicas).
+    apply_yaml(
+        &client,
+        &std::fs::read_to_string(root().join("testdata/manifests/servicemonitor-crd.yaml"))
+            .unwrap(),
+    )
+    .await
+    .expect("the ServiceMonitor CRD installs");
+    foresight_envtest::workload::namespace(&client, "monitoring")
+        .await
+        .unwrap();
+    let every_feature = json!({
+        "replicaCount": 2,
+        "leaderElection": {"enabled": true},
+        "priorityClassName": "system-cluster-critical",
+        "podLabels": {"team": "platform"},
+        "extraEnv": [{"name": "TZ", "value": "UTC"}],
+        "prometheus": {"url": "http://prometheus.monitoring:9090"},
+        "podDisruptionBudget": {"enabled": true},
+        "serviceMonitor": {"enabled": true, "labels": {"release": "kps"}},
+        "grafanaDashboard": {"enabled": true, "namespace": "monitoring"}
+    });
+    let rendered = helm_rendered(&every_feature);
+    foresight_envtest::eventually("every feature applies", Duration::from_secs(30), || async {
+        // Right after its CRD, ServiceMonitor may not be served yet: retry until it is.
+        Ok(apply_yaml(&client, &rendered).await.ok())
+    })
+    .await
+    .expect("the chart's manifests with every feature apply");
+    let api = |kind: &str, version: &str, group: &str, plural: &str| kube::api::ApiResource {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        api_version: if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        },
+        kind: kind.to_owned(),
+        plural: plural.to_owned(),
+    };
+    for (ns, resource, name) in [
+        (
+            "foresight-system",
+            api(
+                "PodDisruptionBudget",
+                "v1",
+                "policy",
+                "poddisruptionbudgets",
+            ),
+            "foresight-foresight",
+        ),
+        (
+            "foresight-system",
+            api(
+                "ServiceMonitor",
+                "v1",
+                "monitoring.coreos.com",
+                "servicemonitors",
+            ),
+            "foresight-foresight",
+        ),
+        (
+            "monitoring",
+            api("ConfigMap", "v1", "", "configmaps"),
+            "foresight-foresight-dashboard",
+        ),
+    ] {
+        kube::Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), ns, &resource)
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("{} {ns}/{name} was not created: {e}", resource.kind));
+    }
 }

@@ -59,16 +59,15 @@ fn render_chart(overrides: Value) -> Vec<Value> {
         .collect()
 }
 
+/// Checks that every top-level override is a value of the chart; deeper keys are the
+/// schema's to check (values.schema.json, which Helm applies while rendering).
 fn merge(base: &mut Value, overrides: Value) {
-    match (base, overrides) {
-        // A map the chart leaves empty (nodeSelector, podAnnotations) is the user's to fill.
-        (Value::Object(b), Value::Object(o)) if !b.is_empty() => {
-            for (k, v) in o {
-                assert!(b.contains_key(&k), "override {k} is not in values.yaml");
-                merge(b.entry(k).or_insert(Value::Null), v);
-            }
-        }
-        (b, o) => *b = o,
+    let (Value::Object(b), Value::Object(o)) = (base, overrides) else {
+        panic!("values are a map");
+    };
+    for (k, v) in o {
+        assert!(b.contains_key(&k), "override {k} is not in values.yaml");
+        b.insert(k, v);
     }
 }
 
@@ -202,9 +201,9 @@ fn check_deployment(docs: &[Value]) -> Vec<String> {
     assert_eq!(deployment.len(), 1);
     let pod = &deployment[0]["spec"]["template"]["spec"];
     let sa = pod["serviceAccountName"].as_str().unwrap();
-    assert!(of_kind(docs, "ServiceAccount")
-        .iter()
-        .any(|s| s["metadata"]["name"] == sa));
+    let accounts = of_kind(docs, "ServiceAccount");
+    // Without one of its own (serviceAccount.create: false) the pod runs as an existing one.
+    assert!(accounts.is_empty() || accounts.iter().any(|s| s["metadata"]["name"] == sa));
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     assert_eq!(
         pod["securityContext"]["seccompProfile"]["type"],
@@ -322,9 +321,10 @@ fn every_option() -> Value {
         "replicaCount": 2,
         "prometheus": {"url": "http://prometheus.monitoring:9090", "bearerTokenSecret": {"name": "prom-token"}},
         "logFormat": "human",
-        "leaderElection": {"enabled": false},
+        "leaderElection": {"enabled": true, "leaseName": "fs-lease"},
         "concurrency": 8,
         "extraArgs": ["--sync-period=30s"],
+        "extraEnv": [{"name": "TZ", "value": "UTC"}],
         "metricsPort": 9100,
         "serviceAccount": {"create": false, "name": "existing"},
         "rbac": {
@@ -332,22 +332,34 @@ fn every_option() -> Value {
             "customMetrics": ["pods/http_requests"],
             "externalMetrics": ["queue_messages_ready"]
         },
+        "resources": {"requests": {"cpu": "200m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
         "podAnnotations": {"prometheus.io/scrape": "true"},
+        "podLabels": {"team": "platform"},
+        "priorityClassName": "system-cluster-critical",
         "nodeSelector": {"kubernetes.io/os": "linux"},
         "tolerations": [{"key": "dedicated", "operator": "Exists"}],
-        "imagePullSecrets": [{"name": "regcred"}]
+        "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 100,
+            "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "foresight"}}}}]}},
+        "imagePullSecrets": [{"name": "regcred"}],
+        "podSecurityContext": {"runAsNonRoot": true, "runAsUser": 10001, "runAsGroup": 10001,
+            "fsGroup": 10001, "seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
+            "runAsNonRoot": true, "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"}},
+        "podDisruptionBudget": {"enabled": true, "maxUnavailable": 1},
+        "serviceMonitor": {"enabled": true, "interval": "15s", "labels": {"release": "kps"}},
+        "grafanaDashboard": {"enabled": true, "namespace": "monitoring"}
     })
 }
 
 #[test]
 fn the_chart_renders_every_option() {
     let docs = render_chart(every_option());
-    assert!(
-        of_kind(&docs, "Role").is_empty(),
-        "no Lease access without leader election"
-    );
     assert!(of_kind(&docs, "ServiceAccount").is_empty());
     check_rbac(&docs);
+    check_leader_election(&docs, "fs-lease");
     let rules = of_kind(&docs, "ClusterRole")[0]["rules"]
         .as_array()
         .unwrap()
@@ -364,39 +376,216 @@ fn the_chart_renders_every_option() {
         verbs(&rules, "external.metrics.k8s.io", "queue_messages_ready"),
         ["get"]
     );
+    let args = check_deployment(&docs);
     let deployment = of_kind(&docs, "Deployment")[0];
     assert_eq!(deployment["spec"]["replicas"], 2);
-    let pod = &deployment["spec"]["template"]["spec"];
+    let template = &deployment["spec"]["template"];
+    let pod = &template["spec"];
     assert_eq!(pod["serviceAccountName"], "existing");
     assert_eq!(pod["nodeSelector"]["kubernetes.io/os"], "linux");
     assert_eq!(pod["tolerations"][0]["key"], "dedicated");
     assert_eq!(pod["imagePullSecrets"][0]["name"], "regcred");
     assert_eq!(pod["volumes"][0]["secret"]["secretName"], "prom-token");
+    assert_eq!(pod["priorityClassName"], "system-cluster-critical");
+    assert_eq!(pod["securityContext"]["fsGroup"], 10001);
     assert_eq!(
-        deployment["spec"]["template"]["metadata"]["annotations"]["prometheus.io/scrape"],
+        pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+            ["weight"],
+        100
+    );
+    assert_eq!(
+        template["metadata"]["annotations"]["prometheus.io/scrape"],
         "true"
     );
+    assert_eq!(template["metadata"]["labels"]["team"], "platform");
+    // The selector's labels stay as they are: extra pod labels do not change what it selects.
+    assert!(deployment["spec"]["selector"]["matchLabels"]["team"].is_null());
     let c = &pod["containers"][0];
     assert_eq!(c["image"], "ghcr.io/foresight-autoscaler/foresight:dev");
     assert_eq!(c["ports"][0]["containerPort"], 9100);
     assert_eq!(c["volumeMounts"][0]["readOnly"], true);
+    assert_eq!(c["resources"]["limits"]["memory"], "1Gi");
+    assert!(c["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["name"] == "TZ" && e["value"] == "UTC"));
     assert_eq!(
-        strings(&c["args"]),
+        args,
         [
             "controller",
             "--log-format=human",
             "--log-level=info",
             "--metrics-address=0.0.0.0:9100",
             "--concurrency=8",
-            "--leader-elect=false",
+            "--leader-elect=true",
+            "--lease-name=fs-lease",
             "--prometheus-url=http://prometheus.monitoring:9090",
             "--prometheus-bearer-token-file=/var/run/secrets/prometheus/token",
             "--sync-period=30s",
         ]
     );
+    let service = of_kind(&docs, "Service")[0];
+    assert_eq!(service["spec"]["ports"][0]["port"], 9100);
+
+    let pdb = of_kind(&docs, "PodDisruptionBudget")[0];
+    assert_eq!(pdb["spec"]["maxUnavailable"], 1);
+    assert!(pdb["spec"]["minAvailable"].is_null());
     assert_eq!(
-        of_kind(&docs, "Service")[0]["spec"]["ports"][0]["port"],
-        9100
+        pdb["spec"]["selector"]["matchLabels"],
+        deployment["spec"]["selector"]["matchLabels"]
+    );
+
+    // The ServiceMonitor selects the metrics Service by its labels, on its port name.
+    let monitor = of_kind(&docs, "ServiceMonitor")[0];
+    assert_eq!(monitor["metadata"]["labels"]["release"], "kps");
+    let endpoint = &monitor["spec"]["endpoints"][0];
+    assert_eq!(endpoint["port"], service["spec"]["ports"][0]["name"]);
+    assert_eq!(endpoint["interval"], "15s");
+    for (k, v) in monitor["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .unwrap()
+    {
+        assert_eq!(&service["metadata"]["labels"][k], v, "label {k}");
+    }
+
+    let dashboard = of_kind(&docs, "ConfigMap")[0];
+    assert_eq!(dashboard["metadata"]["namespace"], "monitoring");
+    assert_eq!(dashboard["metadata"]["labels"]["grafana_dashboard"], "1");
+    let json: Value = serde_json::from_str(dashboard["data"]["foresight.json"].as_str().unwrap())
+        .expect("the dashboard is JSON");
+    assert_eq!(json["uid"], "foresight");
+}
+
+#[test]
+fn the_chart_refuses_replicas_without_leader_election_and_values_outside_its_schema() {
+    for (values, expected) in [
+        (
+            json!({"replicaCount": 2, "leaderElection": {"enabled": false}}),
+            "replicaCount > 1 needs leaderElection.enabled",
+        ),
+        (json!({"replicaCount": "two"}), "/replicaCount"),
+        (json!({"logFormat": "xml"}), "/logFormat"),
+        (
+            json!({"serviceMonitor": {"interval": "soon"}}),
+            "/serviceMonitor/interval",
+        ),
+        (json!({"noSuchValue": 1}), "noSuchValue"),
+    ] {
+        let out = helm(&[&values.to_string()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{values} rendered");
+        assert!(stderr.contains(expected), "{values}: {stderr}");
+    }
+}
+
+/// The series a PromQL expression reads: the identifiers outside string literals that start
+/// with `foresight_` or `process_` (no function, keyword or label of ours does).
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    // Every other piece between quotes is a string literal.
+    for (i, piece) in expr.split('"').enumerate() {
+        if i % 2 == 1 {
+            continue;
+        }
+        for word in piece.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            if word.starts_with("foresight_") || word.starts_with("process_") {
+                names.push(word.to_owned());
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn every_dashboard_query_reads_a_documented_series() {
+    let dashboard: Value =
+        serde_json::from_str(&read("charts/foresight/dashboards/foresight.json"))
+            .expect("the dashboard is JSON");
+    let doc = read("docs/metrics.md");
+    let documented: Vec<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let mut exprs: Vec<String> = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for t in panel["targets"].as_array().into_iter().flatten() {
+            exprs.push(t["expr"].as_str().unwrap().to_owned());
+        }
+    }
+    for v in dashboard["templating"]["list"].as_array().unwrap() {
+        if v["type"] == "query" {
+            exprs.push(v["query"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(exprs.len() > 15, "{exprs:?}");
+    let mut seen = 0;
+    for expr in &exprs {
+        for name in metric_names(expr) {
+            let base = ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|s| name.strip_suffix(s))
+                .filter(|b| documented.contains(b))
+                .unwrap_or(&name);
+            assert!(
+                documented.contains(&base),
+                "the dashboard queries {name}, which docs/metrics.md does not list: {expr}"
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= exprs.len(), "every query names a series");
+    // The per-autoscaler panels cover what an operator asks first.
+    for family in [
+        "foresight_autoscaler_desired_replicas",
+        "foresight_autoscaler_proposed_replicas",
+        "foresight_autoscaler_limited",
+        "foresight_autoscaler_prediction_ready",
+        "foresight_reconcile_duration_seconds_bucket",
+        "foresight_reconcile_errors_total",
+    ] {
+        assert!(
+            exprs.iter().any(|e| e.contains(family)),
+            "no panel reads {family}"
+        );
+    }
+}
+
+#[test]
+fn deploy_and_the_chart_name_the_image_scripts_image_builds() {
+    let out = std::process::Command::new(repo().join("scripts/image"))
+        .arg("--print-name")
+        .env_remove("IMAGE")
+        .output()
+        .expect("scripts/image runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let image = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let chart = of_kind(&render_chart(json!({})), "Deployment")[0]["spec"]["template"]["spec"]
+        ["containers"][0]["image"]
+        .clone();
+    assert_eq!(chart, image.as_str());
+    let deploy = yaml_documents(&read("deploy/controller.yaml"));
+    let deployment = deploy.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        image.as_str(),
+        "deploy/controller.yaml must use the image scripts/image builds"
+    );
+    // The tag is the release: the chart's appVersion is the workspace version.
+    let cargo = read("Cargo.toml");
+    let version = cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .expect("workspace version");
+    assert!(
+        image.ends_with(&format!(":{version}")),
+        "{image} vs {version}"
     );
 }
 
