@@ -458,6 +458,10 @@ fn convert_prediction(
             percentile,
         }),
         history_queries: (!history_queries.is_empty()).then_some(history_queries),
+        // Crane scales for the peak of the whole window; an imported manifest keeps doing so
+        // until its owner chooses the lead-time horizon.
+        horizon: Some("Window".to_owned()),
+        ..Default::default()
     })
 }
 
@@ -800,6 +804,7 @@ spec:
             maxNumOfSpectrumItems: 20
     historyQueries:
       resource.cpu: sum(rate(container_cpu_usage_seconds_total{pod=~"php-apache-.*"}[5m]))
+    horizon: Window
   crons:
   - name: cron1
     description: scale up in the morning

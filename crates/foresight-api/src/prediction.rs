@@ -26,6 +26,39 @@ pub struct PredictionSpec {
     /// defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_queries: Option<BTreeMap<String, String>>,
+    /// Which stretch of the forecast is scaled for. `LeadTime` (the default): the peak
+    /// until capacity asked for now is ready and the next decision can act (the workload's
+    /// start-up time plus two sync periods), with a margin from the forecast's recent error.
+    /// `Window`: the peak of the whole `predictionWindowSeconds`, as Crane does (what
+    /// `foresight import` writes for Crane manifests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub horizon: Option<String>,
+    /// The workload's start-up time (pod creation to Ready), seconds, for the `LeadTime`
+    /// horizon. Unset: measured from the target's own pods (60 until one is seen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_seconds: Option<i32>,
+    /// How forecasts are checked against what was then observed, and when prediction is
+    /// demoted for being wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<AccuracySpec>,
+}
+
+/// `spec.prediction.horizon` values.
+pub const HORIZONS: &[&str] = &["LeadTime", "Window"];
+
+/// Forecast accuracy tracking and automatic demotion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AccuracySpec {
+    /// How far back forecasts are compared with observations, seconds (default 86400).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_seconds: Option<i32>,
+    /// Prediction stops proposing (`PredictionReady=False`, `ForecastInaccurate`) while the
+    /// forecast's error over the window (sum of |forecast - observed| over sum of observed,
+    /// in percent) is above this (default 50), and resumes once it is below 80% of it.
+    /// 0 turns demotion off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error_percent: Option<i32>,
 }
 
 /// Which predictor to run, and its settings.
@@ -153,6 +186,44 @@ pub fn validate_prediction(errs: &mut Vec<FieldError>, path: &str, p: &Predictio
                 w,
                 "must be greater than 0",
             ));
+        }
+    }
+    if let Some(h) = &p.horizon {
+        if !HORIZONS.contains(&h.as_str()) {
+            errs.push(FieldError::not_supported(
+                format!("{path}.horizon"),
+                h,
+                HORIZONS,
+            ));
+        }
+    }
+    if let Some(s) = p.startup_seconds {
+        if !(0..=3600).contains(&s) {
+            errs.push(FieldError::invalid(
+                format!("{path}.startupSeconds"),
+                s,
+                "must be between 0 and 3600",
+            ));
+        }
+    }
+    if let Some(a) = &p.accuracy {
+        if let Some(w) = a.window_seconds {
+            if !(600..=2_592_000).contains(&w) {
+                errs.push(FieldError::invalid(
+                    format!("{path}.accuracy.windowSeconds"),
+                    w,
+                    "must be between 600 (10 minutes) and 2592000 (30 days)",
+                ));
+            }
+        }
+        if let Some(m) = a.max_error_percent {
+            if !(0..=1000).contains(&m) {
+                errs.push(FieldError::invalid(
+                    format!("{path}.accuracy.maxErrorPercent"),
+                    m,
+                    "must be between 0 and 1000",
+                ));
+            }
         }
     }
     let Some(alg) = &p.prediction_algorithm else {
@@ -446,7 +517,7 @@ mod tests {
         let spec = PredictionSpec {
             prediction_window_seconds: window,
             prediction_algorithm: Some(alg),
-            history_queries: None,
+            ..Default::default()
         };
         let mut errs = Vec::new();
         validate_prediction(&mut errs, "spec.prediction", &spec);

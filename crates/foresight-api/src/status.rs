@@ -40,9 +40,55 @@ pub struct EffectiveHorizontalPodAutoscalerStatus {
     /// The explanation of the last decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_decision: Option<DecisionRecord>,
+    /// How prediction proposes, and how good its recent forecasts were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<PredictionStatus>,
     /// Recommendations and scale events inside the longest window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<ScalingHistory>,
+}
+
+/// How prediction proposed in the last decision, and how its forecasts fared.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PredictionStatus {
+    /// `LeadTime` or `Window`.
+    pub horizon: String,
+    /// How far ahead the proposal looked, seconds: the start-up time plus two sync periods
+    /// (`LeadTime`), or `predictionWindowSeconds` (`Window`).
+    pub horizon_seconds: i64,
+    /// The start-up time used, seconds.
+    pub startup_seconds: i64,
+    /// Whether the start-up time was measured from the target's pods (else the spec's or 60).
+    #[serde(default)]
+    pub startup_measured: bool,
+    /// One entry per predicted metric.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<ForecastAccuracyStatus>,
+}
+
+/// One predicted metric's forecast accuracy over `spec.prediction.accuracy.windowSeconds`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForecastAccuracyStatus {
+    /// The metric (`resource.cpu`, `pods.<name>`, ...).
+    pub metric: String,
+    /// Forecast values compared with observations.
+    pub samples: i64,
+    /// Σ|forecast − observed| / Σ observed, percent: what demotion looks at.
+    pub error_percent: i64,
+    /// Mean |forecast − observed| / observed, percent (MAPE).
+    pub mape_percent: i64,
+    /// Share of samples the forecast was below the observation, percent.
+    pub under_forecast_percent: i64,
+    /// Mean error of the forecast peak against the observed peak, percent.
+    pub peak_error_percent: i64,
+    /// How the `LeadTime` proposal corrected the forecast for its recent level error,
+    /// percent (−20: forecasts ran 20% high and were discounted by that).
+    pub correction_percent: i64,
+    /// Whether prediction is demoted for this metric (`ForecastInaccurate`).
+    #[serde(default)]
+    pub demoted: bool,
 }
 
 /// `True`, `False` or `Unknown`.

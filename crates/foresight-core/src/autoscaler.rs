@@ -373,6 +373,61 @@ impl Metric {
     }
 }
 
+/// Which stretch of the forecast a proposal covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Horizon {
+    /// Until capacity asked for now is ready and the next decision can act.
+    LeadTime,
+    /// The whole prediction window (Crane's behaviour).
+    Window,
+}
+
+/// `spec.prediction`, compiled: how forecasts become proposals and when they are demoted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PredictionPolicy {
+    /// `predictionWindowSeconds`: how far the forecast must reach (the `Window` horizon).
+    pub window_seconds: i64,
+    /// Which stretch of the forecast is scaled for.
+    pub horizon: Horizon,
+    /// The start-up time to assume; `None` measures it from the pods.
+    pub startup_seconds: Option<i64>,
+    /// How far back forecasts are compared with observations.
+    pub accuracy_window_seconds: i64,
+    /// Demote above this error (percent); 0 never demotes.
+    pub max_error_percent: i64,
+}
+
+impl PredictionPolicy {
+    /// Start-up time assumed until a pod of the target has been seen becoming Ready.
+    pub const DEFAULT_STARTUP_SECONDS: i64 = 60;
+    /// Default of `accuracy.windowSeconds`.
+    pub const DEFAULT_ACCURACY_WINDOW_SECONDS: i64 = 86_400;
+    /// Default of `accuracy.maxErrorPercent`.
+    pub const DEFAULT_MAX_ERROR_PERCENT: i64 = 50;
+    /// Default of `predictionWindowSeconds`.
+    pub const DEFAULT_WINDOW_SECONDS: i64 = 3600;
+
+    fn compile(p: &foresight_api::prediction::PredictionSpec) -> PredictionPolicy {
+        let accuracy = p.accuracy.clone().unwrap_or_default();
+        PredictionPolicy {
+            window_seconds: p
+                .prediction_window_seconds
+                .map_or(Self::DEFAULT_WINDOW_SECONDS, i64::from),
+            horizon: match p.horizon.as_deref() {
+                Some("Window") => Horizon::Window,
+                _ => Horizon::LeadTime,
+            },
+            startup_seconds: p.startup_seconds.map(i64::from),
+            accuracy_window_seconds: accuracy
+                .window_seconds
+                .map_or(Self::DEFAULT_ACCURACY_WINDOW_SECONDS, i64::from),
+            max_error_percent: accuracy
+                .max_error_percent
+                .map_or(Self::DEFAULT_MAX_ERROR_PERCENT, i64::from),
+        }
+    }
+}
+
 /// Settings that Kubernetes has once per cluster and Foresight has per object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
@@ -413,6 +468,8 @@ pub struct Autoscaler {
     pub specific_replicas: Option<i32>,
     /// How far ahead forecasts are scaled for, seconds; `None` when prediction is off.
     pub prediction_window_seconds: Option<i64>,
+    /// How forecasts become proposals and are held to account; `None` when prediction is off.
+    pub prediction: Option<PredictionPolicy>,
     /// The crons, compiled; `None` without crons.
     pub crons: Option<CronSet>,
     /// The spec it was compiled from (defaulted).
@@ -504,6 +561,11 @@ impl Autoscaler {
                 .as_ref()
                 .filter(|p| p.prediction_algorithm.is_some())
                 .map(|p| i64::from(p.prediction_window_seconds.unwrap_or(3600))),
+            prediction: spec
+                .prediction
+                .as_ref()
+                .filter(|p| p.prediction_algorithm.is_some())
+                .map(PredictionPolicy::compile),
             crons: None,
             spec,
         }

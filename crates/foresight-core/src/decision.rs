@@ -8,17 +8,19 @@ use foresight_api::hpa::MetricStatus;
 use foresight_api::spec::ScaleStrategy;
 use foresight_api::status::{
     Condition, ConditionStatus, DecisionRecord, EffectiveHorizontalPodAutoscalerStatus,
-    LimitRecord, ProposalRecord, Recommendation, ScalingHistory,
+    ForecastAccuracyStatus, LimitRecord, PredictionStatus, ProposalRecord, Recommendation,
+    ScalingHistory,
 };
 use jiff::Timestamp;
 
 use crate::autoscaler::Autoscaler;
+use crate::autoscaler::Horizon;
 use crate::behavior::{normalize, record_rescale, LimitReason, NormalizeArgs};
 use crate::conditions::{
     self, ABLE_TO_SCALE, CRON_ACTIVE, PREDICTION_READY, READY, SCALING_ACTIVE, SCALING_LIMITED,
 };
 use crate::cron::cron_proposal;
-use crate::forecasting::{forecast_proposal, ForecastInput};
+use crate::forecasting::{self, forecast_proposal, ForecastInput, Span};
 use crate::metrics::{MetricData, PodResourceSample};
 use crate::pods::Pod;
 use crate::proposals::{evaluate, Scale};
@@ -44,6 +46,9 @@ pub struct Observation {
     pub selector_error: Option<String>,
     /// What prediction offers for each metric, in spec order (empty when prediction is off).
     pub forecasts: Vec<ForecastInput>,
+    /// How accurate each metric's recent forecasts were, in spec order (empty, or `None`
+    /// for a metric, before any forecast was compared with observations).
+    pub forecast_accuracy: Vec<Option<crate::prediction::Accuracy>>,
 }
 
 impl Default for Observation {
@@ -56,6 +61,7 @@ impl Default for Observation {
             conflicts: Vec::new(),
             selector_error: None,
             forecasts: Vec::new(),
+            forecast_accuracy: Vec::new(),
         }
     }
 }
@@ -506,9 +512,9 @@ impl Decision {
         Some((replicas, name.into_owned()))
     }
 
-    /// Prediction proposals: for each metric with a ready forecast, the replicas its peak
-    /// inside the window needs. Metrics without one fall back to their observed value, and the
-    /// `PredictionReady` condition says why.
+    /// Prediction proposals: for each metric with a ready forecast that has not been demoted,
+    /// the replicas its peak over the policy's horizon needs. Metrics without one fall back to
+    /// their observed value, and the `PredictionReady` condition says why.
     fn predict(
         &mut self,
         a: &Autoscaler,
@@ -517,18 +523,43 @@ impl Decision {
         ctx: &Context<'_>,
         candidates: &mut Vec<Candidate>,
     ) {
-        let Some(window) = a.prediction_window_seconds else {
+        let Some(policy) = &a.prediction else {
             conditions::remove(&mut self.status.conditions, PREDICTION_READY);
+            self.status.prediction = None;
             return;
         };
+        let reach = forecasting::reach(policy, ctx.pods, a.settings.sync_period_seconds);
+        let was_demoted = |id: &str| {
+            self.status
+                .prediction
+                .as_ref()
+                .is_some_and(|p| p.metrics.iter().any(|m| m.metric == id && m.demoted))
+        };
+        let mut accuracy_status = Vec::new();
         let mut in_use = Vec::new();
         let mut missing = Vec::new();
+        let mut demoted = Vec::new();
         let mut failed = false;
         for (i, metric) in a.metrics.iter().enumerate() {
             let id = metric.identifier();
             let name = format!("predicted {}", metric.display_name());
             let friendly = metric.friendly_name();
-            let reason = match obs.forecasts.get(i).unwrap_or(&ForecastInput::Off) {
+            let accuracy = obs.forecast_accuracy.get(i).and_then(Option::as_ref);
+            let demotion = forecasting::demotion(policy, accuracy, was_demoted(&id));
+            let correction = match policy.horizon {
+                Horizon::LeadTime => forecasting::correction(accuracy),
+                Horizon::Window => 1.0,
+            };
+            let input = obs.forecasts.get(i).unwrap_or(&ForecastInput::Off);
+            if !matches!(input, ForecastInput::Off) {
+                accuracy_status.push(accuracy_record(
+                    &id,
+                    accuracy,
+                    correction,
+                    demotion.is_some(),
+                ));
+            }
+            let reason = match input {
                 ForecastInput::Off => {
                     missing.push(format!("{id}: no forecast supplied"));
                     continue;
@@ -538,12 +569,22 @@ impl Decision {
                     failed = true;
                     format!("history unavailable: {e}")
                 }
+                ForecastInput::Ready(_) if demotion.is_some() => {
+                    let why = demotion.unwrap_or_default();
+                    demoted.push(format!("{id}: {why}"));
+                    format!("demoted: {why}")
+                }
                 ForecastInput::Ready(f) => {
+                    let span = Span {
+                        horizon_seconds: reach.horizon_seconds,
+                        correction,
+                        strict_up: policy.horizon == Horizon::LeadTime,
+                    };
                     match forecast_proposal(
                         metric,
                         f,
                         self.time,
-                        window,
+                        span,
                         scale.spec_replicas,
                         ctx.pods,
                         ctx.tolerance,
@@ -555,6 +596,20 @@ impl Decision {
                                 Some(s) => format!(", period {s}s"),
                                 None => String::new(),
                             };
+                            let reach_text = match policy.horizon {
+                                Horizon::LeadTime => format!(
+                                    "next {}s (start-up {}s{} + 2 syncs), forecast x{:.2}",
+                                    reach.horizon_seconds,
+                                    reach.startup_seconds,
+                                    if reach.startup_measured {
+                                        " measured"
+                                    } else {
+                                        ""
+                                    },
+                                    correction
+                                ),
+                                Horizon::Window => format!("window {}s", reach.horizon_seconds),
+                            };
                             self.record.proposals.push(ProposalRecord {
                                 source: "prediction".to_owned(),
                                 name: friendly.to_owned(),
@@ -562,7 +617,7 @@ impl Decision {
                                 current: Some(format!("peak {:.3} at {}", p.peak, p.peak_time)),
                                 target: Some(p.target),
                                 detail: Some(format!(
-                                    "{}{period}, estimator {}, window {window}s",
+                                    "{}{period}, estimator {}, {reach_text}",
                                     f.algorithm, f.estimator
                                 )),
                                 ..Default::default()
@@ -586,6 +641,17 @@ impl Decision {
             });
             missing.push(format!("{id}: {reason}"));
         }
+        self.status.prediction = Some(PredictionStatus {
+            horizon: match policy.horizon {
+                Horizon::LeadTime => "LeadTime",
+                Horizon::Window => "Window",
+            }
+            .to_owned(),
+            horizon_seconds: reach.horizon_seconds,
+            startup_seconds: reach.startup_seconds,
+            startup_measured: reach.startup_measured,
+            metrics: accuracy_status,
+        });
         let (status, reason, message) = match (in_use.is_empty(), missing.is_empty()) {
             (false, true) => (
                 true,
@@ -599,6 +665,14 @@ impl Decision {
                     "forecasts in use: {}; observed metrics only for {}",
                     in_use.join(", "),
                     missing.join("; ")
+                ),
+            ),
+            _ if !demoted.is_empty() => (
+                false,
+                "ForecastInaccurate",
+                format!(
+                    "prediction demoted, scaling on observed metrics: {}",
+                    demoted.join("; ")
                 ),
             ),
             _ => (
@@ -917,5 +991,25 @@ impl Decision {
                 "the autoscaler decided from its sources",
             ),
         }
+    }
+}
+
+/// One metric's accuracy as status shows it (whole percents).
+fn accuracy_record(
+    metric: &str,
+    accuracy: Option<&crate::prediction::Accuracy>,
+    correction: f64,
+    demoted: bool,
+) -> ForecastAccuracyStatus {
+    let pct = |v: f64| v.round().clamp(0.0, 1e9) as i64;
+    ForecastAccuracyStatus {
+        metric: metric.to_owned(),
+        samples: accuracy.map_or(0, |a| i64::from(a.samples)),
+        error_percent: accuracy.map_or(0, |a| pct(a.error_percent)),
+        mape_percent: accuracy.map_or(0, |a| pct(a.mape_percent)),
+        under_forecast_percent: accuracy.map_or(0, |a| pct(a.under_forecast_percent)),
+        peak_error_percent: accuracy.map_or(0, |a| pct(a.peak_error_percent)),
+        correction_percent: ((correction - 1.0) * 100.0).round() as i64,
+        demoted,
     }
 }

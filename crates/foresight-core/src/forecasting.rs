@@ -1,13 +1,125 @@
 //! The prediction proposal: the replicas a metric's forecast peak needs, against the metric's
-//! own target (DESIGN §4, step 3).
+//! own target, over the stretch of the forecast that matters (docs/prediction.md, "From
+//! forecast to replicas"); the lead time that stretch is measured by; and when a forecast has
+//! been wrong for long enough to be demoted.
 
 use foresight_api::quantity::Quantity;
+use foresight_api::status::ConditionStatus;
 use jiff::Timestamp;
 
-use crate::autoscaler::{Metric, MetricSource, Target};
+use crate::autoscaler::{Horizon, Metric, MetricSource, PredictionPolicy, Target};
 use crate::pods::{pod_requests, Pod};
-use crate::prediction::Forecast;
+use crate::prediction::{Accuracy, Forecast};
 use crate::replicas::{ceil_i32, Tolerance};
+
+/// Forecasts are judged only once this many values have been compared (an hour of
+/// one-minute samples): a handful of samples says little.
+pub const MIN_SAMPLES_TO_JUDGE: u32 = 60;
+
+/// Demoted prediction resumes once its error is below this share of the threshold, so that an
+/// error hovering around the threshold does not flap prediction on and off.
+pub const RECOVERY_SHARE: f64 = 0.8;
+
+/// The most a forecast is discounted for running high (to half).
+pub const MIN_CORRECTION: f64 = 0.5;
+
+/// The stretch of the forecast a proposal covers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reach {
+    /// How far ahead, seconds.
+    pub horizon_seconds: i64,
+    /// The start-up time it assumes, seconds.
+    pub startup_seconds: i64,
+    /// Whether that start-up time was measured from pods.
+    pub startup_measured: bool,
+}
+
+/// How far ahead a proposal must look. `LeadTime`: capacity asked for now is ready after the
+/// start-up time, and the next decision (a sync period later) can only add capacity that is
+/// ready a start-up time after that; the metrics the decision reads are a sync period old. So
+/// this decision answers for the load until start-up + two sync periods from now.
+pub fn reach(policy: &PredictionPolicy, pods: &[Pod], sync_period_seconds: i64) -> Reach {
+    let measured = measured_startup(pods);
+    let (startup, startup_measured) = match (policy.startup_seconds, measured) {
+        (Some(s), _) => (s, false),
+        (None, Some(m)) => (m, true),
+        (None, None) => (PredictionPolicy::DEFAULT_STARTUP_SECONDS, false),
+    };
+    let horizon_seconds = match policy.horizon {
+        Horizon::Window => policy.window_seconds,
+        Horizon::LeadTime => startup.saturating_add(sync_period_seconds.max(1).saturating_mul(2)),
+    };
+    Reach {
+        horizon_seconds,
+        startup_seconds: startup,
+        startup_measured,
+    }
+}
+
+/// The pods' start-up time: the 75th percentile of creation → Ready over the Ready pods that
+/// took a measurable time (at most an hour: longer means readiness flapped later).
+fn measured_startup(pods: &[Pod]) -> Option<i64> {
+    let mut took: Vec<i64> = pods
+        .iter()
+        .filter_map(|p| {
+            let ready = p.ready.filter(|c| c.status == ConditionStatus::True)?;
+            let started = p.start_time?;
+            let seconds = ready.last_transition_time.as_second() - started.as_second();
+            (1..=3600).contains(&seconds).then_some(seconds)
+        })
+        .collect();
+    if took.is_empty() {
+        return None;
+    }
+    took.sort_unstable();
+    Some(took[(took.len() * 3).div_ceil(4).saturating_sub(1)])
+}
+
+/// Why prediction is demoted for a metric, or `None` when its forecasts may propose.
+/// `was_demoted` says whether it was demoted at the last decision: it then stays demoted until
+/// its error falls below [`RECOVERY_SHARE`] of the threshold, and while it cannot be judged.
+pub fn demotion(
+    policy: &PredictionPolicy,
+    accuracy: Option<&Accuracy>,
+    was_demoted: bool,
+) -> Option<String> {
+    if policy.max_error_percent <= 0 {
+        return None;
+    }
+    let threshold = policy.max_error_percent as f64;
+    let window = foresight_api::duration::format_duration(std::time::Duration::from_secs(
+        policy.accuracy_window_seconds.max(0).unsigned_abs(),
+    ));
+    match accuracy.filter(|a| a.samples >= MIN_SAMPLES_TO_JUDGE) {
+        Some(a) if a.error_percent > threshold => Some(format!(
+            "forecast error {:.0}% > {threshold:.0}% over the last {window} ({} samples, MAPE \
+             {:.0}%, under-forecast {:.0}% of the time)",
+            a.error_percent, a.samples, a.mape_percent, a.under_forecast_percent
+        )),
+        Some(a) if was_demoted && a.error_percent > threshold * RECOVERY_SHARE => Some(format!(
+            "forecast error {:.0}% is not yet below {:.0}% (80% of the {threshold:.0}% limit) \
+             over the last {window}",
+            a.error_percent,
+            threshold * RECOVERY_SHARE
+        )),
+        None if was_demoted => {
+            Some("forecast error not measured since demotion; waiting for a measurement".into())
+        }
+        _ => None,
+    }
+}
+
+/// What a lead-time proposal multiplies the forecast by: Σ observed / Σ forecast over the
+/// accuracy window when the forecasts ran high (an estimator's built-in margin, a level that
+/// has drifted down), so that prediction adds capacity for the shape it foresees rather than
+/// for its own bias; never below [`MIN_CORRECTION`], and never above 1: a forecast that runs
+/// low is not raised (the observed metrics still propose what they see). 1 before forecasts
+/// have been compared with enough observations.
+pub fn correction(accuracy: Option<&Accuracy>) -> f64 {
+    accuracy
+        .filter(|a| a.samples >= MIN_SAMPLES_TO_JUDGE)
+        .map_or(1.0, |a| a.level.clamp(MIN_CORRECTION, 1.0))
+}
 
 /// What prediction offers the decision for one metric.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -36,23 +148,45 @@ pub struct ForecastProposal {
     pub target: String,
 }
 
-/// The replicas the forecast peak inside `[now, now + window]` needs. `Err` says why the
-/// forecast cannot be used (it does not cover the window, or the target cannot be met per pod).
+/// What a proposal covers: the forecast from now for `horizon_seconds`, multiplied by
+/// `correction` (see [`correction`]). `strict_up`: a count above the current one is never held back by the
+/// tolerance (the lead-time horizon exists so that capacity is there in time).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span {
+    /// Seconds ahead of now.
+    pub horizon_seconds: i64,
+    /// Factor applied to the forecast peak.
+    pub correction: f64,
+    /// Whether scale-ups skip the tolerance.
+    pub strict_up: bool,
+}
+
+/// The replicas the forecast peak over `span` needs. `Err` says why the forecast cannot be
+/// used (it does not cover the span, or the target cannot be met per pod).
 pub fn forecast_proposal(
     metric: &Metric,
     forecast: &Forecast,
     now: Timestamp,
-    window_seconds: i64,
+    span: Span,
     current: i32,
     pods: &[Pod],
     tolerance: Tolerance,
 ) -> Result<ForecastProposal, String> {
     let from = now.as_second();
-    let Some((at, peak)) = forecast.peak_in(from, from.saturating_add(window_seconds)) else {
+    let window_seconds = span.horizon_seconds;
+    // The point that holds at `now` started up to a step before it: a short span must not
+    // miss the value in force now.
+    let first = if span.strict_up {
+        from.saturating_sub(forecast.step.max(1) - 1)
+    } else {
+        from
+    };
+    let Some((at, peak)) = forecast.peak_in(first, from.saturating_add(window_seconds)) else {
         return Err(format!(
             "the forecast does not cover the next {window_seconds}s (it is out of date)"
         ));
     };
+    let peak = peak * span.correction.max(0.0);
     let peak_time = Timestamp::from_second(at).unwrap_or(now);
     // Forecasts are in the metric's unit (cores, bytes, requests/s); targets in thousandths.
     let peak_milli = peak * 1000.0;
@@ -100,10 +234,13 @@ pub fn forecast_proposal(
             "the forecast peak {peak} gives no meaningful replica count"
         ));
     }
-    let replicas = if current > 0 && tolerance.within(exact / f64::from(current)) {
+    let needed = ceil_i32(exact);
+    let replicas = if span.strict_up && needed > current {
+        needed
+    } else if current > 0 && tolerance.within(exact / f64::from(current)) {
         current
     } else {
-        ceil_i32(exact)
+        needed
     };
     Ok(ForecastProposal {
         replicas,

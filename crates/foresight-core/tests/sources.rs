@@ -204,7 +204,9 @@ fn with_prediction(window: i32) -> EffectiveHorizontalPodAutoscalerSpec {
             algorithm_type: "dsp".into(),
             ..Default::default()
         }),
-        history_queries: None,
+        // These cases check the window's peak, Crane's way.
+        horizon: Some("Window".into()),
+        ..Default::default()
     });
     spec
 }

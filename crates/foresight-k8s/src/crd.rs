@@ -524,6 +524,26 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
         "spec.prediction.predictionAlgorithm.algorithmType",
         json!({"enum": foresight_api::prediction::ALGORITHMS}),
     )?;
+    keywords(
+        r,
+        "spec.prediction.horizon",
+        json!({"enum": foresight_api::prediction::HORIZONS}),
+    )?;
+    keywords(
+        r,
+        "spec.prediction.startupSeconds",
+        json!({"minimum": 0, "maximum": 3600}),
+    )?;
+    keywords(
+        r,
+        "spec.prediction.accuracy.windowSeconds",
+        json!({"minimum": 600, "maximum": 2_592_000}),
+    )?;
+    keywords(
+        r,
+        "spec.prediction.accuracy.maxErrorPercent",
+        json!({"minimum": 0, "maximum": 1000}),
+    )?;
     rule(
         r,
         "spec.prediction",

@@ -20,10 +20,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use foresight_api::prediction::{PredictionAlgorithm, DSP_HISTORY_MARGIN};
-use foresight_core::autoscaler::{Autoscaler, MetricSource};
+use foresight_core::autoscaler::{Autoscaler, MetricSource, PredictionPolicy};
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::metrics::{MetricData, ValueSample};
-use foresight_core::prediction::{predict, Forecast, Prediction, PredictorConfig};
+use foresight_core::prediction::{
+    predict, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig,
+};
 use foresight_core::trace::Sample;
 use jiff::Timestamp;
 use tokio::sync::{Notify, Semaphore};
@@ -231,8 +233,10 @@ struct Counters {
 /// What one refresh produced.
 #[derive(Clone, Debug)]
 enum Outcome {
-    Forecast(Forecast),
-    NotReady(String),
+    /// A forecast, and the history it was made from (to score the previous forecast).
+    Forecast(Forecast, Vec<Sample>),
+    /// No forecast, and the history read (to score the previous forecast all the same).
+    NotReady(String, Vec<Sample>),
     Failed(String),
 }
 
@@ -253,6 +257,10 @@ struct Entry {
     window_seconds: i64,
     /// The last forecast made.
     forecast: Option<Forecast>,
+    /// How the forecasts compared with the history read after them.
+    accuracy: AccuracyTracker,
+    /// How far back `accuracy` looks, seconds.
+    accuracy_window: i64,
     /// Why the predictor made none on the last successful read of history.
     not_ready: Option<String>,
     /// Set while refreshes fail.
@@ -280,6 +288,8 @@ impl Entry {
             algorithm,
             window_seconds,
             forecast: None,
+            accuracy: AccuracyTracker::default(),
+            accuracy_window: PredictionPolicy::DEFAULT_ACCURACY_WINDOW_SECONDS,
             not_ready: None,
             failure: None,
             due: now,
@@ -595,12 +605,31 @@ impl ForecastCache {
                     generation,
                 );
             }
+            entry.accuracy_window = autoscaler
+                .prediction
+                .as_ref()
+                .map_or(entry.accuracy_window, |p| p.accuracy_window_seconds);
             if !entry.running && entry.due <= now && entry.query.is_ok() {
                 entry.running = true;
                 due.push(entry_key);
             }
         }
         due
+    }
+
+    /// How accurate each metric's forecasts have been, in spec order, for
+    /// `Observation::forecast_accuracy`; empty when prediction is off.
+    pub fn accuracy(&self, autoscaler: &Autoscaler) -> Vec<Option<Accuracy>> {
+        if autoscaler.prediction_window_seconds.is_none() {
+            return Vec::new();
+        }
+        let key = autoscaler_key(autoscaler);
+        let mut all = self.lock();
+        let entries = all.of_autoscaler(&key);
+        entry_ids(autoscaler)
+            .iter()
+            .map(|id| entries.get(id).and_then(|e| e.accuracy.summary()))
+            .collect()
     }
 
     fn inputs(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
@@ -680,8 +709,8 @@ impl ForecastCache {
         let outcome = self.compute(&query, &algorithm, now).await;
         counters.in_flight.fetch_sub(1, Ordering::Relaxed);
         let counter = match &outcome {
-            Outcome::Forecast(_) => &counters.succeeded,
-            Outcome::NotReady(_) => &counters.not_ready,
+            Outcome::Forecast(..) => &counters.succeeded,
+            Outcome::NotReady(..) => &counters.not_ready,
             Outcome::Failed(e) => {
                 tracing::warn!(autoscaler = %key.0, metric = %key.1, error = %e, "forecast refresh failed");
                 &counters.failed
@@ -700,7 +729,7 @@ impl ForecastCache {
     ) -> Outcome {
         let window = match self.inner.predictor.history(algorithm) {
             Ok(w) => w,
-            Err(e) => return Outcome::NotReady(e),
+            Err(e) => return Outcome::NotReady(e, Vec::new()),
         };
         let step = window.step.as_secs().max(1);
         let step_i64 = i64::try_from(step).unwrap_or(i64::MAX);
@@ -726,7 +755,12 @@ impl ForecastCache {
             Err(e) => return Outcome::Failed(e.to_string()),
         };
         let points = match series.len() {
-            0 => return Outcome::NotReady(format!("the history query returned no data: {query}")),
+            0 => {
+                return Outcome::NotReady(
+                    format!("the history query returned no data: {query}"),
+                    Vec::new(),
+                )
+            }
             1 => series.into_iter().next().map(|s| s.points).unwrap_or_default(),
             n => {
                 return Outcome::Failed(format!(
@@ -736,11 +770,21 @@ impl ForecastCache {
         };
         let predictor = Arc::clone(&self.inner.predictor);
         let algorithm = algorithm.clone();
-        let prediction =
-            tokio::task::spawn_blocking(move || predictor.predict(&algorithm, &points, now)).await;
+        let prediction = tokio::task::spawn_blocking(move || {
+            let p = predictor.predict(&algorithm, &points, now);
+            let history: Vec<Sample> = points
+                .iter()
+                .map(|p| Sample {
+                    ts: p.ts,
+                    value: p.value,
+                })
+                .collect();
+            (p, history)
+        })
+        .await;
         match prediction {
-            Ok(Prediction::Ready(f)) => Outcome::Forecast(f),
-            Ok(Prediction::NotReady { reason }) => Outcome::NotReady(reason),
+            Ok((Prediction::Ready(f), points)) => Outcome::Forecast(f, points),
+            Ok((Prediction::NotReady { reason }, points)) => Outcome::NotReady(reason, points),
             Err(e) => Outcome::Failed(format!("the predictor stopped: {e}")),
         }
     }
@@ -756,8 +800,18 @@ impl ForecastCache {
             return;
         }
         entry.running = false;
+        // The forecast in use until now meets the history read since (the same comparison the
+        // simulator makes at its refits).
+        if let (Outcome::Forecast(_, history) | Outcome::NotReady(_, history), Some(previous)) =
+            (&outcome, &entry.forecast)
+        {
+            let window = entry.accuracy_window;
+            entry
+                .accuracy
+                .record(previous, history, now.as_second(), window);
+        }
         match outcome {
-            Outcome::Forecast(f) => {
+            Outcome::Forecast(f, _) => {
                 entry.failures = 0;
                 // Refresh at the interval, or earlier when the forecast would stop covering
                 // the window before then.
@@ -773,7 +827,7 @@ impl ForecastCache {
                 entry.not_ready = None;
                 entry.failure = None;
             }
-            Outcome::NotReady(reason) => {
+            Outcome::NotReady(reason, _) => {
                 entry.failures = 0;
                 entry.forecast = None;
                 entry.not_ready = Some(reason);

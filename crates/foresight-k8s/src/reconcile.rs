@@ -427,6 +427,11 @@ async fn observe(
     let mut observation = Observation {
         conflicts,
         forecasts: forecast_inputs(ctx, autoscaler, spec_changed, now),
+        forecast_accuracy: ctx
+            .forecasts
+            .as_ref()
+            .map(|cache| cache.accuracy(autoscaler))
+            .unwrap_or_default(),
         ..Default::default()
     };
     let scale = match ctx.scales.read(ns, &autoscaler.target, calls).await {

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use foresight_api::hpa::{MetricStatus, MetricValueStatus, ResourceMetricStatus};
 use foresight_api::status::{
-    Condition, ConditionStatus, DecisionRecord, LimitRecord, ProposalRecord,
+    Condition, ConditionStatus, DecisionRecord, ForecastAccuracyStatus, LimitRecord,
+    PredictionStatus, ProposalRecord,
 };
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
@@ -135,6 +136,18 @@ fn filled_telemetry() -> Arc<Telemetry> {
             condition("PredictionReady"),
             condition("CronActive"),
         ],
+        prediction: Some(PredictionStatus {
+            horizon: "LeadTime".into(),
+            horizon_seconds: 90,
+            startup_seconds: 60,
+            startup_measured: true,
+            metrics: vec![ForecastAccuracyStatus {
+                metric: "resource.cpu".into(),
+                samples: 120,
+                error_percent: 12,
+                ..Default::default()
+            }],
+        }),
         last_decision: Some(DecisionRecord {
             proposals: vec![ProposalRecord {
                 source: "metric".into(),

@@ -416,7 +416,7 @@ async fn history_feeds_the_predictor_and_an_outage_demotes_it() {
         "metrics": [{"type": "Resource", "resource": {"name": "cpu",
             "target": {"type": "Utilization", "averageUtilization": 50}}}],
         "behavior": {"scaleUp": {"policies": [{"type": "Percent", "value": 1000, "periodSeconds": 15}]}},
-        "prediction": {"predictionWindowSeconds": 3600,
+        "prediction": {"predictionWindowSeconds": 3600, "horizon": "Window",
             "predictionAlgorithm": {"algorithmType": "dsp",
                 "dsp": {"sampleInterval": "60s", "historyLength": "3d"}}}
     }));

@@ -897,7 +897,7 @@ fn rps_spec(extra: Value) -> Value {
 fn predicted_rps_spec() -> Value {
     rps_spec(json!({
         "behavior": {"scaleUp": {"policies": [{"type": "Percent", "value": 1000, "periodSeconds": 15}]}},
-        "prediction": {"predictionWindowSeconds": 3600,
+        "prediction": {"predictionWindowSeconds": 3600, "horizon": "Window",
             "predictionAlgorithm": {"algorithmType": "dsp",
                 "dsp": {"sampleInterval": "60s", "historyLength": "3d"}}}
     }))

@@ -7,7 +7,9 @@ use std::collections::VecDeque;
 use foresight_core::autoscaler::Autoscaler;
 use foresight_core::decision::Observation;
 use foresight_core::forecasting::ForecastInput;
-use foresight_core::prediction::{predict, Forecast, Prediction, PredictorConfig};
+use foresight_core::prediction::{
+    predict, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig,
+};
 use foresight_core::trace::Sample;
 
 use crate::config::ModelConfig;
@@ -45,6 +47,8 @@ pub struct Forecaster {
     history: VecDeque<Sample>,
     last_boundary: Option<(i64, f64)>,
     forecast: Option<Forecast>,
+    accuracy: AccuracyTracker,
+    accuracy_window: i64,
 }
 
 impl Forecaster {
@@ -71,6 +75,11 @@ impl Forecaster {
             history: VecDeque::new(),
             last_boundary: None,
             forecast: None,
+            accuracy: AccuracyTracker::default(),
+            accuracy_window: autoscaler
+                .prediction
+                .as_ref()
+                .map_or(86_400, |p| p.accuracy_window_seconds),
         })
     }
 
@@ -82,6 +91,11 @@ impl Forecaster {
     /// The forecast in use, if any.
     pub fn forecast(&self) -> Option<&Forecast> {
         self.forecast.as_ref()
+    }
+
+    /// How the forecasts compared with the load that followed them, over the accuracy window.
+    pub fn accuracy(&self) -> Option<Accuracy> {
+        self.accuracy.summary()
     }
 
     /// Records a history sample when `now` closes a sample interval: the average total
@@ -114,6 +128,16 @@ impl Forecaster {
             return None;
         }
         self.next_refit = now.saturating_add(self.refit_every);
+        // The forecast in use until now meets the history that arrived meanwhile, as the
+        // controller's forecast cache compares them at each refresh.
+        if let Some(previous) = &self.forecast {
+            self.accuracy.record(
+                previous,
+                self.history.make_contiguous(),
+                now,
+                self.accuracy_window,
+            );
+        }
         let input = match &self.config {
             Err(e) => {
                 self.forecast = None;
@@ -131,6 +155,7 @@ impl Forecaster {
             },
         };
         observation.forecasts = vec![input; self.metrics];
+        observation.forecast_accuracy = vec![self.accuracy.summary(); self.metrics];
         self.forecast
             .as_ref()
             .and_then(|f| f.peak_in(now, now.saturating_add(self.window)))

@@ -18,6 +18,7 @@
 //! metric adapter truncates to `int64`), conjugate-symmetric FFT filtering (`estimator.rs`),
 //! and an exact weighted percentile instead of a histogram capped near 100 (`percentile.rs`).
 
+pub mod accuracy;
 pub mod backtest;
 pub mod config;
 pub mod dsp;
@@ -28,6 +29,7 @@ pub mod period;
 pub mod preprocess;
 pub mod spectrum;
 
+pub use accuracy::{Accuracy, AccuracyTracker};
 pub use config::{ConfigError, DspConfig, PercentileConfig, PredictorConfig};
 pub use forecast::{Algorithm, Forecast, Prediction};
 pub use period::Period;

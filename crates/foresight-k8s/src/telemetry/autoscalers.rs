@@ -55,6 +55,7 @@ struct ObjectReason {
 #[derive(Clone, Debug, Default)]
 struct Published {
     metrics: Vec<String>,
+    forecasts: Vec<String>,
     sources: Vec<String>,
     limit: Option<String>,
     prediction: bool,
@@ -71,6 +72,7 @@ pub struct AutoscalerSeries {
     ready: Family<Object, Value>,
     metric_value: Family<ObjectMetric, Value>,
     metric_target: Family<ObjectMetric, Value>,
+    forecast_error: Family<ObjectMetric, Value>,
     proposed_replicas: Family<ObjectSource, Value>,
     limited: Family<ObjectReason, Value>,
     prediction_ready: Family<Object, Value>,
@@ -126,6 +128,13 @@ impl AutoscalerSeries {
             "metric_target",
             "Each metric's target, in the same unit as foresight_autoscaler_metric_value",
             self.metric_target.clone(),
+        );
+        r.register(
+            "forecast_error_percent",
+            "Each predicted metric's forecast error over the accuracy window: sum of \
+             |forecast - observed| over sum of observed, percent (what demotion compares with \
+             spec.prediction.accuracy.maxErrorPercent)",
+            self.forecast_error.clone(),
         );
         r.register(
             "proposed_replicas",
@@ -195,6 +204,19 @@ impl AutoscalerSeries {
                 self.metric_target.get_or_create(&labels).set(v);
             }
             now.metrics.push(labels.metric);
+        }
+
+        for m in status.prediction.iter().flat_map(|p| &p.metrics) {
+            if m.samples > 0 {
+                self.forecast_error
+                    .get_or_create(&ObjectMetric {
+                        namespace: object.namespace.clone(),
+                        name: object.name.clone(),
+                        metric: m.metric.clone(),
+                    })
+                    .set(m.error_percent as f64);
+                now.forecasts.push(m.metric.clone());
+            }
         }
 
         if let Some(record) = &status.last_decision {
@@ -317,6 +339,17 @@ impl AutoscalerSeries {
             };
             self.metric_value.remove(&labels);
             self.metric_target.remove(&labels);
+        }
+        for metric in before
+            .forecasts
+            .iter()
+            .filter(|m| !now.forecasts.contains(m))
+        {
+            self.forecast_error.remove(&ObjectMetric {
+                namespace: object.namespace.clone(),
+                name: object.name.clone(),
+                metric: metric.clone(),
+            });
         }
         for source in before.sources.iter().filter(|s| !now.sources.contains(s)) {
             self.proposed_replicas.remove(&ObjectSource {

@@ -1,0 +1,364 @@
+//! The lead-time horizon, forecast accuracy and demotion, through `decide`: what
+//! docs/prediction.md promises about "From forecast to replicas" and "When prediction is
+//! wrong".
+
+use foresight_api::hpa::{
+    CrossVersionObjectReference, MetricSpec, MetricTarget, ResourceMetricSource,
+};
+use foresight_api::prediction::{AccuracySpec, PredictionAlgorithm, PredictionSpec};
+use foresight_api::spec::EffectiveHorizontalPodAutoscalerSpec;
+use foresight_api::status::{
+    ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, ForecastAccuracyStatus,
+    PredictionStatus, Recommendation, ScalingHistory,
+};
+use foresight_core::autoscaler::{Autoscaler, ControllerConfig, Horizon, PredictionPolicy};
+use foresight_core::conditions;
+use foresight_core::decision::{decide, Decision, Observation, ScaleOutcome};
+use foresight_core::forecasting::{self, forecast_proposal, ForecastInput, Span};
+use foresight_core::metrics::{ContainerUsage, PodResourceSample};
+use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
+use foresight_core::prediction::{Accuracy, Algorithm, Forecast};
+use foresight_core::proposals::Scale;
+use foresight_core::replicas::Tolerance;
+use foresight_core::resources::ResourceList;
+use jiff::{SignedDuration, Timestamp};
+use proptest::prelude::*;
+
+const NOW: i64 = 1_772_438_400; // 2026-03-02T08:00:00Z
+
+fn now() -> Timestamp {
+    Timestamp::from_second(NOW).unwrap()
+}
+
+fn spec(horizon: Option<&str>, max_error: Option<i32>) -> EffectiveHorizontalPodAutoscalerSpec {
+    EffectiveHorizontalPodAutoscalerSpec {
+        scale_target_ref: CrossVersionObjectReference {
+            api_version: Some("apps/v1".into()),
+            kind: "Deployment".into(),
+            name: "web".into(),
+        },
+        min_replicas: Some(1),
+        max_replicas: 100,
+        metrics: vec![MetricSpec {
+            type_: "Resource".into(),
+            resource: Some(ResourceMetricSource {
+                name: "cpu".into(),
+                target: MetricTarget {
+                    type_: "Utilization".into(),
+                    average_utilization: Some(60),
+                    ..Default::default()
+                },
+            }),
+            ..Default::default()
+        }],
+        prediction: Some(PredictionSpec {
+            prediction_window_seconds: Some(3600),
+            prediction_algorithm: Some(PredictionAlgorithm {
+                algorithm_type: "dsp".into(),
+                ..Default::default()
+            }),
+            horizon: horizon.map(Into::into),
+            accuracy: Some(AccuracySpec {
+                max_error_percent: max_error,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// `replicas` pods of 1000m CPU requests, each using `usage` millicores, that took
+/// `startup` seconds from creation to Ready.
+fn observation(replicas: i32, usage: i64, startup: i64) -> Observation {
+    let started = now() - SignedDuration::from_hours(3);
+    let pods: Vec<Pod> = (0..replicas)
+        .map(|i| Pod {
+            name: format!("web-{i}"),
+            phase: PodPhase::Running,
+            ready: Some(ReadyCondition {
+                status: ConditionStatus::True,
+                last_transition_time: started + SignedDuration::from_secs(startup),
+            }),
+            start_time: Some(started),
+            deletion_timestamp: None,
+            containers: vec![Container {
+                name: "app".into(),
+                requests: ResourceList::cpu(1000),
+            }],
+        })
+        .collect();
+    let samples = pods
+        .iter()
+        .map(|p| PodResourceSample {
+            pod: p.name.clone(),
+            timestamp: now() - SignedDuration::from_secs(15),
+            window: SignedDuration::from_secs(30),
+            containers: vec![ContainerUsage {
+                name: "app".into(),
+                usage: ResourceList::cpu(usage),
+            }],
+        })
+        .collect();
+    Observation {
+        scale: Ok(Scale {
+            spec_replicas: replicas,
+            status_replicas: replicas,
+            selector: "app=web".into(),
+        }),
+        pods,
+        resource_metrics: Ok(samples),
+        ..Default::default()
+    }
+}
+
+/// Total cores, one value a minute from a minute before now: `base`, with `peak` at `minute`.
+fn forecast(base: f64, minute: usize, peak: f64) -> Forecast {
+    Forecast {
+        algorithm: Algorithm::Dsp,
+        period_seconds: Some(86_400),
+        start: NOW - 60,
+        step: 60,
+        values: (0..180)
+            .map(|m| if m == minute + 1 { peak } else { base })
+            .collect(),
+        estimator: "test".into(),
+    }
+}
+
+fn accuracy(error_percent: f64, level: f64) -> Accuracy {
+    Accuracy {
+        samples: 600,
+        error_percent,
+        mape_percent: error_percent,
+        under_forecast_percent: 50.0,
+        peak_error_percent: error_percent,
+        level,
+    }
+}
+
+fn run(
+    spec: &EffectiveHorizontalPodAutoscalerSpec,
+    obs: &Observation,
+    prior: EffectiveHorizontalPodAutoscalerStatus,
+) -> Decision {
+    let autoscaler =
+        Autoscaler::new("shop", "web", spec, &ControllerConfig::default()).expect("valid spec");
+    let current = obs.scale.as_ref().map(|s| s.spec_replicas).unwrap_or(0);
+    let history = ScalingHistory {
+        recommendations: vec![Recommendation {
+            replicas: current,
+            timestamp: now() - SignedDuration::from_hours(2),
+        }],
+        ..Default::default()
+    };
+    decide(&autoscaler, obs, prior, history, now())
+}
+
+/// The status the decision leaves (nothing written to the workload).
+fn finished(
+    spec: &EffectiveHorizontalPodAutoscalerSpec,
+    d: Decision,
+) -> EffectiveHorizontalPodAutoscalerStatus {
+    let autoscaler =
+        Autoscaler::new("shop", "web", spec, &ControllerConfig::default()).expect("valid spec");
+    d.finish(&autoscaler, ScaleOutcome::NotAttempted).status
+}
+
+fn prediction_proposal(d: &Decision) -> Option<i32> {
+    d.record
+        .proposals
+        .iter()
+        .find(|p| p.source == "prediction")
+        .and_then(|p| p.replicas)
+}
+
+fn ready(d: &Decision) -> (ConditionStatus, String, String) {
+    let c = conditions::get(d.conditions(), "PredictionReady").expect("PredictionReady");
+    (c.status, c.reason.clone(), c.message.clone())
+}
+
+#[test]
+fn the_lead_time_horizon_scales_for_what_comes_before_capacity_is_ready() {
+    // Start-up measured at 90 s; two 15 s syncs: the proposal covers the next 120 s.
+    let mut obs = observation(5, 600, 90);
+    // 12 cores in 40 minutes: beyond the lead time, inside Crane's hour.
+    obs.forecasts = vec![ForecastInput::Ready(forecast(3.0, 40, 12.0))];
+    let lead = run(&spec(None, None), &obs, Default::default());
+    assert_eq!(prediction_proposal(&lead), Some(5), "3 cores / 0.6 per pod");
+    let status = lead
+        .record
+        .proposals
+        .iter()
+        .find(|p| p.source == "prediction")
+        .unwrap();
+    assert!(
+        status
+            .detail
+            .as_deref()
+            .unwrap_or_default()
+            .contains("next 120s (start-up 90s measured"),
+        "{status:?}"
+    );
+    let window = run(&spec(Some("Window"), None), &obs, Default::default());
+    assert_eq!(
+        prediction_proposal(&window),
+        Some(20),
+        "Crane's hour holds the 12-core peak"
+    );
+
+    // The same peak due in 2 minutes is inside the lead time.
+    obs.forecasts = vec![ForecastInput::Ready(forecast(3.0, 2, 12.0))];
+    assert_eq!(
+        prediction_proposal(&run(&spec(None, None), &obs, Default::default())),
+        Some(20)
+    );
+}
+
+#[test]
+fn forecasts_that_ran_high_are_discounted_by_their_level() {
+    let mut obs = observation(5, 600, 60);
+    obs.forecasts = vec![ForecastInput::Ready(forecast(6.0, 0, 6.0))];
+    // Observed 75% of what was forecast: 6 cores count as 4.5 → 7.5 → 8 pods, not 10.
+    obs.forecast_accuracy = vec![Some(accuracy(25.0, 0.75))];
+    let d = run(&spec(None, None), &obs, Default::default());
+    assert_eq!(prediction_proposal(&d), Some(8));
+    let status = finished(&spec(None, None), d);
+    assert_eq!(
+        status.prediction.as_ref().unwrap().metrics[0].correction_percent,
+        -25
+    );
+}
+
+#[test]
+fn an_inaccurate_forecast_is_demoted_and_resumes_only_well_below_the_threshold() {
+    let mut obs = observation(5, 600, 60);
+    obs.forecasts = vec![ForecastInput::Ready(forecast(12.0, 0, 12.0))];
+    obs.forecast_accuracy = vec![Some(accuracy(80.0, 1.0))];
+    let demoted = run(&spec(None, Some(50)), &obs, Default::default());
+    let (status, reason, message) = ready(&demoted);
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::False, "ForecastInaccurate")
+    );
+    assert!(message.contains("forecast error 80% > 50%"), "{message}");
+    assert_eq!(prediction_proposal(&demoted), None);
+    assert_eq!(
+        demoted.desired_replicas, 5,
+        "the observed metric decides alone"
+    );
+
+    // 45%: below the threshold but not below 80% of it; having been demoted, it stays so.
+    let prior = finished(&spec(None, Some(50)), demoted);
+    obs.forecast_accuracy = vec![Some(accuracy(45.0, 1.0))];
+    let still = run(&spec(None, Some(50)), &obs, prior.clone());
+    assert_eq!(ready(&still).1, "ForecastInaccurate");
+    // Never demoted before, 45% is fine.
+    let fresh = run(&spec(None, Some(50)), &obs, Default::default());
+    assert_eq!(ready(&fresh).1, "PredictSucceed");
+    // 30% is below 40%: prediction resumes.
+    obs.forecast_accuracy = vec![Some(accuracy(30.0, 1.0))];
+    let resumed = run(&spec(None, Some(50)), &obs, prior);
+    assert_eq!(ready(&resumed).1, "PredictSucceed");
+    assert_eq!(prediction_proposal(&resumed), Some(20));
+    // maxErrorPercent 0 never demotes.
+    obs.forecast_accuracy = vec![Some(accuracy(500.0, 1.0))];
+    assert_eq!(
+        ready(&run(&spec(None, Some(0)), &obs, Default::default())).1,
+        "PredictSucceed"
+    );
+}
+
+#[test]
+fn status_carries_the_accuracy_and_the_lead_time() {
+    let mut obs = observation(5, 600, 75);
+    obs.forecasts = vec![ForecastInput::Ready(forecast(3.0, 0, 3.0))];
+    obs.forecast_accuracy = vec![Some(accuracy(12.4, 1.0))];
+    let status = finished(
+        &spec(None, None),
+        run(&spec(None, None), &obs, Default::default()),
+    );
+    assert_eq!(
+        status.prediction,
+        Some(PredictionStatus {
+            horizon: "LeadTime".into(),
+            horizon_seconds: 105,
+            startup_seconds: 75,
+            startup_measured: true,
+            metrics: vec![ForecastAccuracyStatus {
+                metric: "resource.cpu".into(),
+                samples: 600,
+                error_percent: 12,
+                mape_percent: 12,
+                under_forecast_percent: 50,
+                peak_error_percent: 12,
+                correction_percent: 0,
+                demoted: false,
+            }],
+        })
+    );
+}
+
+proptest! {
+    /// Demotion only takes a source away: the decision is never above the one made with the
+    /// same forecast trusted.
+    #[test]
+    fn demotion_never_raises_the_proposal(
+        usage in 0i64..3000,
+        replicas in 1i32..30,
+        base in 0.0f64..40.0,
+        peak in 0.0f64..80.0,
+        minute in 0usize..5,
+        error in 0.0f64..300.0,
+    ) {
+        let mut obs = observation(replicas, usage, 60);
+        obs.forecasts = vec![ForecastInput::Ready(forecast(base, minute, peak))];
+        obs.forecast_accuracy = vec![Some(accuracy(error, 1.0))];
+        let judged = run(&spec(None, Some(50)), &obs, Default::default());
+        let trusted = run(&spec(None, Some(0)), &obs, Default::default());
+        prop_assert!(judged.desired_replicas <= trusted.desired_replicas);
+    }
+
+    /// With a perfect forecast (no correction), the lead-time proposal is never below what
+    /// the load at now + lead needs.
+    #[test]
+    fn a_perfect_forecast_covers_the_load_at_the_lead_time(
+        values in proptest::collection::vec(0.0f64..500.0, 30..60),
+        startup in 0i64..600,
+        sync in 1i64..60,
+        current in 0i32..50,
+        offset in 0i64..60,
+    ) {
+        let policy = PredictionPolicy {
+            window_seconds: 3600,
+            horizon: Horizon::LeadTime,
+            startup_seconds: Some(startup),
+            accuracy_window_seconds: 86_400,
+            max_error_percent: 50,
+        };
+        let reach = forecasting::reach(&policy, &[], sync);
+        let lead = startup + sync;
+        prop_assume!(lead <= reach.horizon_seconds);
+        let now = NOW + offset;
+        let f = Forecast {
+            algorithm: Algorithm::Dsp,
+            period_seconds: Some(86_400),
+            start: NOW - 60,
+            step: 60,
+            values: values.clone(),
+            estimator: "perfect".into(),
+        };
+        let Some(at_lead) = f.value_at(now + lead) else { return Ok(()) };
+        // One replica per 10 units (AverageValue 10).
+        let metric = foresight_core::autoscaler::Metric::compile(&serde_json::from_value(
+            serde_json::json!({"type": "External", "external": {"metric": {"name": "q"},
+                "target": {"type": "AverageValue", "averageValue": "10"}}}),
+        ).unwrap());
+        let span = Span { horizon_seconds: reach.horizon_seconds, correction: 1.0, strict_up: true };
+        let p = forecast_proposal(
+            &metric, &f, Timestamp::from_second(now).unwrap(), span, current, &[], Tolerance::default(),
+        ).unwrap();
+        let needed = (at_lead / 10.0).ceil() as i32;
+        prop_assert!(p.replicas >= needed, "{} < {needed} (load {at_lead} at +{lead}s)", p.replicas);
+    }
+}
