@@ -192,6 +192,22 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
         );
     }
 
+    // The predictive policies show their forecast error after each refit and the lead time
+    // their proposals used; the reactive one has no prediction chart.
+    assert!(!dom.contains("id=\"chart-prediction-0\""));
+    for i in 1..3 {
+        let prediction = element(&dom, "svg", &format!("chart-prediction-{i}"));
+        assert_eq!(
+            path_data(prediction, "forecast-error").len(),
+            1,
+            "policy {i}"
+        );
+    }
+    assert!(
+        dom.contains("plus two sync periods"),
+        "the lead time is stated"
+    );
+
     // Readable axes: day labels in the service's zone, value axis titles with units.
     assert!(capacity.contains("Thu 12 Aug"), "no day labels");
     assert!(capacity.contains("load (cores)"));

@@ -55,6 +55,10 @@ pub struct SimulateArgs {
     /// Up to this much extra start-up time per pod, drawn from a generator seeded by --seed.
     #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = seconds)]
     pub startup_jitter: i64,
+    /// Mean of a long tail of extra start-up time per pod (exponential, at most ten times the
+    /// mean, seeded by --seed): image pulls and slow nodes.
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = seconds)]
+    pub startup_tail: i64,
     /// Seed of the start-up jitter and of the synthetic load.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -101,6 +105,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let model = ModelConfig {
         startup_delay_seconds: args.startup_delay,
         startup_jitter_seconds: args.startup_jitter,
+        startup_tail_seconds: args.startup_tail,
         seed: args.seed,
         scrape_interval_seconds: args.scrape_interval,
         metric_window_seconds: args.metric_window,

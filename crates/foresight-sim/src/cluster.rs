@@ -26,6 +26,8 @@ pub struct PodTemplate {
     pub startup_delay: i64,
     /// Up to this many extra seconds, uniformly drawn per pod.
     pub startup_jitter: i64,
+    /// Mean of an exponentially distributed extra delay per pod (at most ten times it).
+    pub startup_tail: i64,
 }
 
 /// What the model knows about a pod that Kubernetes does not show.
@@ -196,7 +198,15 @@ impl Cluster {
             } else {
                 0
             };
-            let ready_at = now + self.template.startup_delay + jitter;
+            let tail = if self.template.startup_tail > 0 {
+                // Inverse transform sampling of an exponential with the given mean.
+                let u: f64 = self.rng.random_range(0.0..1.0);
+                let mean = self.template.startup_tail as f64;
+                ((-(1.0 - u).ln()) * mean).min(10.0 * mean).round() as i64
+            } else {
+                0
+            };
+            let ready_at = now + self.template.startup_delay + jitter + tail;
             self.create(now, ready_at);
             self.pods_started += 1;
             if ready_at <= now {
@@ -262,7 +272,29 @@ mod tests {
             cpu_request_millicores: 500,
             startup_delay: delay,
             startup_jitter: jitter,
+            startup_tail: 0,
         }
+    }
+
+    #[test]
+    fn a_long_tail_delays_some_pods_much_more_than_the_mean_and_repeats_by_seed() {
+        let tailed = PodTemplate {
+            startup_tail: 60,
+            ..template(30, 0)
+        };
+        let delays = |seed| {
+            let mut c = Cluster::new("web", 0, 0, tailed.clone(), seed);
+            c.scale_to(400, 0, 0.0);
+            c.lives().iter().map(|l| l.ready_at).collect::<Vec<i64>>()
+        };
+        let d = delays(7);
+        assert_eq!(d, delays(7), "the same seed, the same start-ups");
+        assert!(d.iter().all(|&t| (30..=30 + 600).contains(&t)), "{d:?}");
+        let mean = d.iter().map(|&t| (t - 30) as f64).sum::<f64>() / d.len() as f64;
+        assert!((45.0..75.0).contains(&mean), "mean tail {mean}");
+        // An exponential tail: about e^-3 ≈ 5% of pods wait more than three means.
+        let long = d.iter().filter(|&&t| t - 30 > 180).count();
+        assert!((5..=40).contains(&long), "{long} of 400 over 3 means");
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub struct ModelConfig {
     /// Up to this many seconds are added to each pod's start-up delay, drawn uniformly from
     /// a generator seeded with `seed`.
     pub startup_jitter_seconds: i64,
+    /// Mean of a long tail added to each pod's start-up delay (exponentially distributed,
+    /// seeded with `seed`, at most ten times the mean): image pulls, slow nodes, cold caches.
+    pub startup_tail_seconds: i64,
     /// Seed of the start-up jitter.
     pub seed: u64,
     /// metrics-server's scrape interval (`--metric-resolution`).
@@ -48,6 +51,7 @@ impl Default for ModelConfig {
         ModelConfig {
             startup_delay_seconds: 60,
             startup_jitter_seconds: 0,
+            startup_tail_seconds: 0,
             seed: 1,
             scrape_interval_seconds: 15,
             metric_window_seconds: 15,
@@ -90,6 +94,12 @@ impl ModelConfig {
             "startup jitter (seconds)",
             self.startup_jitter_seconds,
             WEEK,
+        )?;
+        at_least("startup tail (seconds)", self.startup_tail_seconds, 0)?;
+        at_most(
+            "startup tail (seconds)",
+            self.startup_tail_seconds,
+            WEEK / 10,
         )?;
         at_least("scrape interval (seconds)", self.scrape_interval_seconds, 1)?;
         at_most(

@@ -49,6 +49,7 @@ pub struct Forecaster {
     forecast: Option<Forecast>,
     accuracy: AccuracyTracker,
     accuracy_window: i64,
+    last_refit: Option<i64>,
 }
 
 impl Forecaster {
@@ -76,6 +77,7 @@ impl Forecaster {
             last_boundary: None,
             forecast: None,
             accuracy: AccuracyTracker::default(),
+            last_refit: None,
             accuracy_window: autoscaler
                 .prediction
                 .as_ref()
@@ -91,6 +93,11 @@ impl Forecaster {
     /// The forecast in use, if any.
     pub fn forecast(&self) -> Option<&Forecast> {
         self.forecast.as_ref()
+    }
+
+    /// When the predictor was last refitted.
+    pub fn last_refit(&self) -> Option<i64> {
+        self.last_refit
     }
 
     /// How the forecasts compared with the load that followed them, over the accuracy window.
@@ -128,6 +135,7 @@ impl Forecaster {
             return None;
         }
         self.next_refit = now.saturating_add(self.refit_every);
+        self.last_refit = Some(now);
         // The forecast in use until now meets the history that arrived meanwhile, as the
         // controller's forecast cache compares them at each refresh.
         if let Some(previous) = &self.forecast {

@@ -235,6 +235,7 @@ mod tests {
             cpu_request_millicores: 1000,
             startup_delay: 60,
             startup_jitter: 0,
+            startup_tail: 0,
         };
         let cluster = Cluster::new("web", 2, 0, template, 1);
         let config = ModelConfig::default();

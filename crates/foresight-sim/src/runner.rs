@@ -133,6 +133,7 @@ pub fn run_policy(
         cpu_request_millicores: model.pod_cpu_request_millicores,
         startup_delay: model.startup_delay_seconds,
         startup_jitter: model.startup_jitter_seconds,
+        startup_tail: model.startup_tail_seconds,
     };
     let mut cluster = Cluster::new(name, replicas, span.start, template, model.seed);
     let served = first_load.min(cluster.ready_capacity());
@@ -187,6 +188,15 @@ pub fn run_policy(
         if let (Some(r), Some(record)) = (recorder.as_mut(), record) {
             if scale_to.is_some_and(|n| n != from) {
                 r.rescale(record);
+            }
+        }
+        if let (Some(r), Some(f), Some(p)) = (
+            recorder.as_mut(),
+            forecaster.as_ref(),
+            reconciled.status.prediction.as_ref(),
+        ) {
+            if f.last_refit() == Some(t) {
+                r.prediction(t, p);
             }
         }
         status = reconciled.status;

@@ -35,6 +35,26 @@ pub struct Timeline {
     pub fine_load: Vec<f32>,
     /// Mean ready capacity per decision interval, from `start`.
     pub fine_capacity: Vec<f32>,
+    /// Prediction's state after each refit.
+    pub prediction: Vec<PredictionPoint>,
+}
+
+/// Prediction's state after a refit: how wrong the forecasts had been, whether prediction was
+/// demoted, and the lead time the proposals used.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PredictionPoint {
+    /// The refit's time (Unix seconds).
+    pub at: i64,
+    /// The forecast error over the accuracy window, percent; `None` before any comparison.
+    pub error_percent: Option<f64>,
+    /// Whether prediction was demoted (`ForecastInaccurate`).
+    pub demoted: bool,
+    /// How far ahead proposals looked, seconds.
+    pub horizon_seconds: i64,
+    /// The start-up time used, seconds.
+    pub startup_seconds: i64,
+    /// Whether the start-up time was measured from the pods.
+    pub startup_measured: bool,
 }
 
 /// Fills a [`Timeline`] as the simulation advances.
@@ -144,6 +164,19 @@ impl Recorder {
         if self.timeline.decisions.len() < MAX_DECISIONS {
             self.timeline.decisions.push(record);
         }
+    }
+
+    /// Keeps prediction's state after a refit at `at`.
+    pub fn prediction(&mut self, at: i64, status: &foresight_api::status::PredictionStatus) {
+        let judged = status.metrics.iter().filter(|m| m.samples > 0);
+        self.timeline.prediction.push(PredictionPoint {
+            at,
+            error_percent: judged.map(|m| m.error_percent as f64).reduce(f64::max),
+            demoted: status.metrics.iter().any(|m| m.demoted),
+            horizon_seconds: status.horizon_seconds,
+            startup_seconds: status.startup_seconds,
+            startup_measured: status.startup_measured,
+        });
     }
 
     /// Keeps a refit's forecast peak (once per distinct instant).

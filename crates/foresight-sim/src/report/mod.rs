@@ -117,12 +117,13 @@ pub fn render(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
     let m = ctx.model;
     let _ = write!(
         html,
-        "<p class=\"model\">Model: pods ready {}&#8239;s after creation (jitter up to {}&#8239;s, seed {}); \
+        "<p class=\"model\">Model: pods ready {}&#8239;s after creation (jitter up to {}&#8239;s, long tail of mean {}&#8239;s, seed {}); \
          metrics scraped every {}&#8239;s over a {}&#8239;s window, {}&#8239;s extra lag; \
          {}m CPU request and {} {} capacity per pod; predictor refitted every {}&#8239;s. \
          See <code>docs/simulator.md</code>.</p>",
         m.startup_delay_seconds,
         m.startup_jitter_seconds,
+        m.startup_tail_seconds,
         m.seed,
         m.scrape_interval_seconds,
         m.metric_window_seconds,
@@ -377,6 +378,74 @@ fn replicas_chart(simulation: &Simulation, tz: &TimeZone) -> String {
     )
 }
 
+/// Prediction's record after each refit: the forecast error over the accuracy window, the
+/// periods prediction was demoted, and the lead time its proposals used.
+fn prediction_chart(
+    html: &mut String,
+    t: &crate::timeline::Timeline,
+    index: usize,
+    name: &str,
+    span: crate::runner::Span,
+    tz: &TimeZone,
+) {
+    let points = &t.prediction;
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return;
+    };
+    let step = points.get(1).map_or(3600, |p| (p.at - first.at).max(1));
+    // Errors of several hundred percent happen (a forecast of a near-idle workload); the axis
+    // stops at 200% and such values are drawn at the top.
+    const CAP: f64 = 200.0;
+    let top = points
+        .iter()
+        .filter_map(|p| p.error_percent)
+        .fold(60.0f64, f64::max)
+        .min(CAP);
+    let mut chart = Chart::new(WIDTH, 180.0, span.start, span.end, top * 1.1);
+    let mut demoted: Vec<(i64, i64)> = Vec::new();
+    for (i, p) in points.iter().enumerate().filter(|(_, p)| p.demoted) {
+        let end = points.get(i + 1).map_or(span.end, |n| n.at);
+        match demoted.last_mut() {
+            Some(last) if last.1 == p.at => last.1 = end,
+            _ => demoted.push((p.at, end)),
+        }
+    }
+    if !demoted.is_empty() {
+        let titles: Vec<String> = demoted
+            .iter()
+            .map(|&(a, b)| format!("prediction demoted {} – {}", local(a, tz), local(b, tz)))
+            .collect();
+        chart.periods(&demoted, "demoted", None, Some(&titles));
+        chart.legend("prediction demoted (ForecastInaccurate)", "fill:#bbb", true);
+    }
+    // Points at the refits, drawn as a line through the middle of each refit interval.
+    let values: Vec<Option<f64>> = points
+        .iter()
+        .map(|p| p.error_percent.map(|e| e.min(CAP)))
+        .collect();
+    let style = format!("stroke:{}", colour(index));
+    chart.line(first.at - step / 2, step, &values, "forecast-error", &style);
+    chart.legend("forecast error over the accuracy window (%)", &style, false);
+    let demoted_minutes: i64 = demoted.iter().map(|(a, b)| b - a).sum::<i64>() / 60;
+    let _ = write!(
+        html,
+        "<h3>Prediction</h3><p class=\"note\">Proposals looked {}&#8239;s ahead: start-up {}&#8239;s ({}) \
+         plus two sync periods. Forecast error after the last refit: {}. Demoted for {} minutes{}.</p>{}",
+        last.horizon_seconds,
+        last.startup_seconds,
+        if last.startup_measured { "measured from the pods" } else { "assumed" },
+        last.error_percent.map_or("not measured".to_owned(), |e| format!("{e:.0}%")),
+        demoted_minutes,
+        if demoted.is_empty() { "" } else { " (shaded; hover for when)" },
+        chart.finish(
+            &format!("chart-prediction-{index}"),
+            &format!("{name}: forecast error and demotion"),
+            "error (%)",
+            tz
+        )
+    );
+}
+
 fn bucket_text(seconds: i64) -> String {
     if seconds % 60 == 0 {
         format!("{} min", seconds / 60)
@@ -558,6 +627,8 @@ fn policy_section(
         "replicas",
         tz,
     ));
+
+    prediction_chart(html, t, index, name, span, tz);
 
     // The decisions as a table.
     let shown = if t.decisions_total > t.decisions.len() {
