@@ -576,6 +576,10 @@ impl Decision {
                 }
                 ForecastInput::Ready(f) => {
                     let span = Span {
+                        from_seconds: match policy.horizon {
+                            Horizon::LeadTime => reach.startup_seconds,
+                            Horizon::Window => 0,
+                        },
                         horizon_seconds: reach.horizon_seconds,
                         correction,
                         strict_up: policy.horizon == Horizon::LeadTime,

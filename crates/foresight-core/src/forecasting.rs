@@ -153,6 +153,10 @@ pub struct ForecastProposal {
 /// tolerance (the lead-time horizon exists so that capacity is there in time).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Span {
+    /// Where the span starts, seconds after now: capacity asked for now cannot be ready
+    /// before the start-up time, so the load before it is not this proposal's to meet (the
+    /// observed metrics still propose for the load now).
+    pub from_seconds: i64,
     /// Seconds ahead of now.
     pub horizon_seconds: i64,
     /// Factor applied to the forecast peak.
@@ -176,10 +180,12 @@ pub fn forecast_proposal(
     let window_seconds = span.horizon_seconds;
     // The point that holds at `now` started up to a step before it: a short span must not
     // miss the value in force now.
+    // The point that holds at the span's start began up to a step before it.
+    let start = from.saturating_add(span.from_seconds.clamp(0, window_seconds));
     let first = if span.strict_up {
-        from.saturating_sub(forecast.step.max(1) - 1)
+        start.saturating_sub(forecast.step.max(1) - 1)
     } else {
-        from
+        start
     };
     let Some((at, peak)) = forecast.peak_in(first, from.saturating_add(window_seconds)) else {
         return Err(format!(

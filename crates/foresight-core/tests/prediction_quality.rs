@@ -354,7 +354,12 @@ proptest! {
             serde_json::json!({"type": "External", "external": {"metric": {"name": "q"},
                 "target": {"type": "AverageValue", "averageValue": "10"}}}),
         ).unwrap());
-        let span = Span { horizon_seconds: reach.horizon_seconds, correction: 1.0, strict_up: true };
+        let span = Span {
+            from_seconds: startup,
+            horizon_seconds: reach.horizon_seconds,
+            correction: 1.0,
+            strict_up: true,
+        };
         let p = forecast_proposal(
             &metric, &f, Timestamp::from_second(now).unwrap(), span, current, &[], Tolerance::default(),
         ).unwrap();
