@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use foresight_api::duration::{format_duration, parse_duration};
+use foresight_api::duration::format_duration;
 use foresight_api::prediction::{DspSpec, PercentileSpec, PredictionAlgorithm};
 use foresight_core::prediction::backtest::{backtest, Accuracy, BacktestOptions, BacktestReport};
 use foresight_core::prediction::PredictorConfig;
@@ -80,9 +80,9 @@ pub struct BacktestArgs {
     /// The predictor to replay.
     #[arg(long, value_enum, default_value_t = AlgorithmArg::Dsp)]
     algorithm: AlgorithmArg,
-    /// The prediction window in seconds (predictionWindowSeconds): forecast and actual peaks are
-    /// compared over [t, t + window].
-    #[arg(long, value_name = "SECONDS", default_value_t = 3600, value_parser = clap::value_parser!(i64).range(1..))]
+    /// The prediction window (predictionWindowSeconds; seconds or a duration such as 1h):
+    /// forecast and actual peaks are compared over [t, t + window].
+    #[arg(long, value_name = "DURATION", default_value = "3600", value_parser = crate::cli::flags::positive_seconds)]
     window: i64,
     /// historyLength, e.g. 3d [default: 15d for dsp, 7d for percentile].
     #[arg(long, value_name = "DURATION")]
@@ -91,8 +91,8 @@ pub struct BacktestArgs {
     #[arg(long, value_name = "DURATION")]
     sample_interval: Option<String>,
     /// How often the predictor is refitted (Crane's --model-update-interval).
-    #[arg(long, value_name = "DURATION", default_value = "12h")]
-    refit: String,
+    #[arg(long, value_name = "DURATION", default_value = "12h", value_parser = crate::cli::flags::positive_seconds)]
+    refit: i64,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -134,20 +134,12 @@ impl BacktestArgs {
         PredictorConfig::from_spec(&spec)
             .map_err(|e| anyhow::anyhow!("invalid predictor settings: {e}"))
     }
-
-    fn refit_secs(&self) -> anyhow::Result<i64> {
-        let refit = parse_duration(&self.refit).map_err(|e| anyhow::anyhow!("--refit: {e}"))?;
-        if refit < Duration::from_secs(1) || refit.subsec_nanos() != 0 {
-            bail!("--refit must be a whole number of seconds, at least 1s");
-        }
-        i64::try_from(refit.as_secs()).context("--refit is too long")
-    }
 }
 
 /// Runs `foresight backtest`.
 pub fn run(args: BacktestArgs) -> anyhow::Result<ExitCode> {
     let config = args.predictor()?;
-    let refit_secs = args.refit_secs()?;
+    let refit_secs = args.refit;
     let text = std::fs::read_to_string(&args.trace)
         .with_context(|| format!("reading {}", args.trace.display()))?;
     let samples = parse_csv(&text).with_context(|| format!("{}", args.trace.display()))?;

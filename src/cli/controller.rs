@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::ArgAction;
-use foresight_api::duration::{format_duration, parse_duration};
+use foresight_api::duration::format_duration;
 use foresight_core::autoscaler::ControllerConfig;
 use foresight_k8s::controller::{self, Options, PrometheusSettings};
 use foresight_k8s::forecasts::ForecastSettings;
@@ -36,7 +36,9 @@ pub struct ControllerArgs {
     pub log_level: String,
     /// Elect a leader among replicas on a coordination.k8s.io Lease (turn off only for a
     /// single replica).
-    #[arg(long, env = "FORESIGHT_LEADER_ELECT", default_value_t = true, action = ArgAction::Set)]
+    /// `--leader-elect` alone means true, as in Go controllers.
+    #[arg(long, env = "FORESIGHT_LEADER_ELECT", default_value_t = true, action = ArgAction::Set,
+          num_args = 0..=1, default_missing_value = "true", require_equals = true)]
     pub leader_elect: bool,
     /// Name of the leader election Lease.
     #[arg(
@@ -52,7 +54,7 @@ pub struct ControllerArgs {
     #[arg(long, env = "POD_NAME")]
     pub identity: Option<String>,
     /// How long a Lease holds without renewal.
-    #[arg(long, env = "FORESIGHT_LEASE_DURATION", default_value = "15s", value_name = "DURATION", value_parser = duration_flag)]
+    #[arg(long, env = "FORESIGHT_LEASE_DURATION", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub lease_duration: Duration,
     /// Reconciles in flight at most.
     #[arg(long, env = "FORESIGHT_CONCURRENCY", default_value_t = 16)]
@@ -65,11 +67,11 @@ pub struct ControllerArgs {
     )]
     pub metrics_address: SocketAddr,
     /// How often metric readings in status are refreshed when nothing else changed.
-    #[arg(long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value = "2m", value_name = "DURATION", value_parser = duration_flag)]
+    #[arg(long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value = "2m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub status_refresh_interval: Duration,
     /// How long a namespace's PodMetrics list is shared by its autoscalers (keep it below
     /// the sync period).
-    #[arg(long, env = "FORESIGHT_METRICS_MAX_AGE", default_value = "10s", value_name = "DURATION", value_parser = duration_flag)]
+    #[arg(long, env = "FORESIGHT_METRICS_MAX_AGE", default_value = "10s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub metrics_max_age: Duration,
     /// Workload kinds whose scale is read from a watch instead of one GET per sync.
     #[arg(
@@ -83,16 +85,16 @@ pub struct ControllerArgs {
     #[arg(long, env = "FORESIGHT_TOLERANCE", default_value_t = 0.1)]
     pub tolerance: f64,
     /// Default time between syncs for objects that set no syncPeriodSeconds (whole seconds).
-    #[arg(long, env = "FORESIGHT_SYNC_PERIOD", default_value = "15s", value_name = "DURATION", value_parser = duration_flag)]
+    #[arg(long, env = "FORESIGHT_SYNC_PERIOD", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub sync_period: Duration,
     /// Default CPU initialization period (whole seconds).
-    #[arg(long, env = "FORESIGHT_CPU_INITIALIZATION_PERIOD", default_value = "5m", value_name = "DURATION", value_parser = duration_flag)]
+    #[arg(long, env = "FORESIGHT_CPU_INITIALIZATION_PERIOD", default_value = "5m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub cpu_initialization_period: Duration,
     /// Default initial readiness delay (whole seconds).
-    #[arg(long, env = "FORESIGHT_INITIAL_READINESS_DELAY", default_value = "30s", value_name = "DURATION", value_parser = duration_flag)]
+    #[arg(long, env = "FORESIGHT_INITIAL_READINESS_DELAY", default_value = "30s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub initial_readiness_delay: Duration,
     /// Default downscale stabilization window (whole seconds).
-    #[arg(long, env = "FORESIGHT_DOWNSCALE_STABILIZATION", default_value = "5m", value_name = "DURATION", value_parser = duration_flag)]
+    #[arg(long, env = "FORESIGHT_DOWNSCALE_STABILIZATION", default_value = "5m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub downscale_stabilization: Duration,
     /// Prometheus' base URL (Prometheus, Thanos, Mimir, ...), for `type: Prometheus` metrics
     /// and prediction history. Without it those metrics fail and prediction reports
@@ -126,7 +128,7 @@ pub struct ControllerArgs {
         env = "FORESIGHT_PROMETHEUS_TIMEOUT",
         default_value = "30s",
         value_name = "DURATION",
-        value_parser = duration_flag
+        value_parser = crate::cli::flags::duration
     )]
     pub prometheus_timeout: Duration,
     /// How often each forecast is recomputed from fresh history (e.g. 1h, 30m; at least 1m).
@@ -135,7 +137,7 @@ pub struct ControllerArgs {
         env = "FORESIGHT_MODEL_UPDATE_INTERVAL",
         default_value = "1h",
         value_name = "DURATION",
-        value_parser = duration_flag
+        value_parser = crate::cli::flags::duration
     )]
     pub model_update_interval: Duration,
     /// The history query of a metric identifier for every autoscaler that sets none in
@@ -319,16 +321,6 @@ impl ControllerArgs {
                 ..ForecastSettings::default()
             },
         }))
-    }
-}
-
-/// A duration flag: `15s`, `5m`, `1h30m` as Go's flags take them, or a bare number of
-/// seconds, as the first releases took them (deployments may still set the variables so).
-fn duration_flag(value: &str) -> Result<Duration, String> {
-    let value = value.trim();
-    match value.parse::<u64>() {
-        Ok(seconds) => Ok(Duration::from_secs(seconds)),
-        Err(_) => parse_duration(value),
     }
 }
 

@@ -4,6 +4,7 @@ pub mod backtest;
 pub mod controller;
 pub mod crd;
 pub mod explain;
+pub mod flags;
 pub mod import;
 pub mod kubeconfig;
 pub mod live;

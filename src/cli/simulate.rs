@@ -50,26 +50,26 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub raw_load: bool,
     /// Time from a pod's creation until it is ready and serves load (e.g. 60s, 2m).
-    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = seconds)]
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub startup_delay: i64,
     /// Up to this much extra start-up time per pod, drawn from a generator seeded by --seed.
-    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = seconds)]
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub startup_jitter: i64,
     /// Mean of a long tail of extra start-up time per pod (exponential, at most ten times the
     /// mean, seeded by --seed): image pulls and slow nodes.
-    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = seconds)]
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub startup_tail: i64,
     /// Seed of the start-up jitter and of the synthetic load.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// metrics-server's scrape interval.
-    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = seconds)]
+    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub scrape_interval: i64,
     /// The window each CPU sample is averaged over.
-    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = seconds)]
+    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub metric_window: i64,
     /// Extra delay before a scrape reaches the autoscaler.
-    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = seconds)]
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub metric_lag: i64,
     /// Each pod's CPU request in millicores (what utilization is measured against).
     #[arg(long, default_value_t = 1000, value_name = "MILLICORES")]
@@ -78,7 +78,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "LOAD")]
     pub pod_capacity: Option<f64>,
     /// Simulated time between two refits of the predictor.
-    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = seconds)]
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub refit_interval: i64,
     /// Directory for report.html (default ./foresight-report).
     #[arg(long, value_name = "DIR", conflicts_with = "report")]
@@ -89,15 +89,6 @@ pub struct SimulateArgs {
     /// Print the scores as one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Parses a Go-style duration into whole seconds.
-fn seconds(text: &str) -> Result<i64, String> {
-    let d = foresight_api::duration::parse_duration(text)?;
-    if d.subsec_nanos() != 0 {
-        return Err(format!("{text}: use whole seconds"));
-    }
-    i64::try_from(d.as_secs()).map_err(|_| format!("{text}: too long"))
 }
 
 /// Runs `foresight simulate`.

@@ -1,0 +1,61 @@
+//! The one duration syntax of every command-line flag: Go/kubectl durations (`90s`, `5m`,
+//! `1h30m`, `1.5h`) or a bare number of seconds (`90`). docs/cli.md describes it once.
+
+use std::time::Duration;
+
+use foresight_api::duration::parse_duration;
+
+/// A flag's duration: a bare number is seconds, anything else a Go/kubectl duration.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text.starts_with('-') {
+        return Err(format!("{text}: a duration cannot be negative"));
+    }
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Ok(Duration::from_secs(seconds));
+    }
+    parse_duration(text).map_err(|_| {
+        format!("{text:?} is not a duration: write seconds (90) or a duration (90s, 5m, 1h30m)")
+    })
+}
+
+/// A flag's duration in whole seconds.
+pub fn seconds(text: &str) -> Result<i64, String> {
+    let d = duration(text)?;
+    if d.subsec_nanos() != 0 {
+        return Err(format!("{}: use whole seconds", text.trim()));
+    }
+    i64::try_from(d.as_secs()).map_err(|_| format!("{}: too long", text.trim()))
+}
+
+/// A flag's duration in whole seconds, at least one.
+pub fn positive_seconds(text: &str) -> Result<i64, String> {
+    match seconds(text)? {
+        0 => Err(format!("{}: must be at least 1s", text.trim())),
+        s => Ok(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_numbers_are_seconds_and_go_durations_are_read_the_same_everywhere() {
+        for (text, want) in [
+            ("90", 90),
+            ("90s", 90),
+            ("5m", 300),
+            ("1h30m", 5400),
+            ("1h", 3600),
+            (" 15s ", 15),
+            ("0", 0),
+        ] {
+            assert_eq!(seconds(text), Ok(want), "{text}");
+        }
+        assert!(seconds("1.5s").unwrap_err().contains("whole seconds"));
+        assert!(seconds("-5s").unwrap_err().contains("negative"));
+        assert!(seconds("soon").unwrap_err().contains("90s, 5m, 1h30m"));
+        assert!(positive_seconds("0").unwrap_err().contains("at least 1s"));
+    }
+}
