@@ -126,6 +126,17 @@ pub trait Predictor: Send + Sync + 'static {
     ) -> Prediction;
 }
 
+/// Prometheus points as the core's samples.
+fn samples(points: &[Point]) -> Vec<Sample> {
+    points
+        .iter()
+        .map(|p| Sample {
+            ts: p.ts,
+            value: p.value,
+        })
+        .collect()
+}
+
 /// The predictors of `foresight-core` (DSP and percentile), configured from the spec's
 /// `predictionAlgorithm`: what the controller runs.
 #[derive(Clone, Copy, Debug, Default)]
@@ -157,14 +168,7 @@ impl Predictor for CorePredictor {
             Ok(c) => c,
             Err(e) => return Prediction::not_ready(e),
         };
-        let samples: Vec<Sample> = history
-            .iter()
-            .map(|p| Sample {
-                ts: p.ts,
-                value: p.value,
-            })
-            .collect();
-        predict(&config, &samples, now.as_second())
+        predict(&config, &samples(history), now.as_second())
     }
 }
 
@@ -772,14 +776,7 @@ impl ForecastCache {
         let algorithm = algorithm.clone();
         let prediction = tokio::task::spawn_blocking(move || {
             let p = predictor.predict(&algorithm, &points, now);
-            let history: Vec<Sample> = points
-                .iter()
-                .map(|p| Sample {
-                    ts: p.ts,
-                    value: p.value,
-                })
-                .collect();
-            (p, history)
+            (p, samples(&points))
         })
         .await;
         match prediction {
