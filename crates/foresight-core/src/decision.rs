@@ -552,12 +552,10 @@ impl Decision {
             };
             let input = obs.forecasts.get(i).unwrap_or(&ForecastInput::Off);
             if !matches!(input, ForecastInput::Off) {
-                accuracy_status.push(accuracy_record(
-                    &id,
-                    accuracy,
-                    correction,
-                    demotion.is_some(),
-                ));
+                // Demoted means a forecast exists and is not trusted; without one there is
+                // nothing to demote (and the condition says why there is none).
+                let demoted = demotion.is_some() && matches!(input, ForecastInput::Ready(_));
+                accuracy_status.push(accuracy_record(&id, accuracy, correction, demoted));
             }
             let reason = match input {
                 ForecastInput::Off => {

@@ -799,13 +799,14 @@ impl ForecastCache {
         entry.running = false;
         // The forecast in use until now meets the history read since (the same comparison the
         // simulator makes at its refits).
-        if let (Outcome::Forecast(_, history) | Outcome::NotReady(_, history), Some(previous)) =
-            (&outcome, &entry.forecast)
-        {
-            let window = entry.accuracy_window;
-            entry
-                .accuracy
-                .record(previous, history, now.as_second(), window);
+        let window = entry.accuracy_window;
+        match (&outcome, &entry.forecast) {
+            (Outcome::Forecast(_, history) | Outcome::NotReady(_, history), Some(previous)) => {
+                entry
+                    .accuracy
+                    .record(previous, history, now.as_second(), window);
+            }
+            _ => entry.accuracy.expire(now.as_second(), window),
         }
         match outcome {
             Outcome::Forecast(f, _) => {

@@ -138,13 +138,14 @@ impl Forecaster {
         self.last_refit = Some(now);
         // The forecast in use until now meets the history that arrived meanwhile, as the
         // controller's forecast cache compares them at each refresh.
-        if let Some(previous) = &self.forecast {
-            self.accuracy.record(
+        match &self.forecast {
+            Some(previous) => self.accuracy.record(
                 previous,
                 self.history.make_contiguous(),
                 now,
                 self.accuracy_window,
-            );
+            ),
+            None => self.accuracy.expire(now, self.accuracy_window),
         }
         let input = match &self.config {
             Err(e) => {

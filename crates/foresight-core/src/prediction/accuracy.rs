@@ -103,6 +103,13 @@ impl AccuracyTracker {
             self.compared_until = Some(s.end);
             self.stretches.push_back(s);
         }
+        self.expire(now, window);
+    }
+
+    /// Forgets stretches that ended more than `window` seconds before `now`. The shells call
+    /// it at every refit, with or without a forecast to compare: while the predictor makes
+    /// none, what was measured before ages out instead of standing still.
+    pub fn expire(&mut self, now: i64, window: i64) {
         let oldest = now.saturating_sub(window);
         while self.stretches.front().is_some_and(|s| s.end < oldest) {
             self.stretches.pop_front();
@@ -200,6 +207,10 @@ mod tests {
         // The same history again compares nothing new.
         t.record(&f, &h, 240, 86_400);
         assert_eq!(t.summary().unwrap().samples, 4);
+        // Without a forecast to compare, what was measured still ages out.
+        let mut idle = t.clone();
+        idle.expire(90_000, 86_400);
+        assert_eq!(idle.summary(), None);
         // A day later the stretch has left the window.
         let later = history(&[10.0], 90_000);
         t.record(&flat(10.0, 90_000, 10), &later, 90_100, 86_400);
