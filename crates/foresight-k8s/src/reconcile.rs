@@ -208,10 +208,11 @@ pub async fn reconcile(
     ctx.telemetry.reconciles.inc();
     // A request the API server accepted but never answers (one in flight while it restarts)
     // would hold this autoscaler's reconciles until the client's read timeout, minutes later.
-    let result = match tokio::time::timeout(RECONCILE_TIMEOUT, reconcile_inner(&obj, &ctx)).await {
-        Ok(result) => result,
-        Err(_) => Err(ReconcileError::TimedOut(RECONCILE_TIMEOUT)),
-    };
+    let result =
+        match tokio::time::timeout(RECONCILE_TIMEOUT, reconcile_inner(&obj, &ctx, &key)).await {
+            Ok(result) => result,
+            Err(_) => Err(ReconcileError::TimedOut(RECONCILE_TIMEOUT)),
+        };
     ctx.telemetry
         .reconcile_duration
         .observe(started.elapsed().as_secs_f64());
@@ -245,6 +246,7 @@ pub fn error_policy(
 async fn reconcile_inner(
     obj: &EffectiveHorizontalPodAutoscaler,
     ctx: &Context,
+    key: &str,
 ) -> Result<Duration, ReconcileError> {
     let (Some(ns), Some(name)) = (obj.metadata.namespace.clone(), obj.metadata.name.clone()) else {
         return Err(ReconcileError::Unnamed);
@@ -358,14 +360,13 @@ async fn reconcile_inner(
             &calls,
         )
         .await;
-    let key = format!("{ns}/{name}");
     match &reconciled.error {
         Some(err) => {
-            if let Some(times) = ctx.decision_errors.note(&key, err) {
+            if let Some(times) = ctx.decision_errors.note(key, err) {
                 tracing::info!(namespace = %ns, name = %name, error = %err, times, "decision reported an error");
             }
         }
-        None => ctx.decision_errors.clear(&key),
+        None => ctx.decision_errors.clear(key),
     }
     ctx.telemetry
         .decisions
@@ -404,7 +405,7 @@ async fn reconcile_inner(
     };
     ctx.memories.put(&ns, &name, memory);
     written?;
-    ctx.reconcile_errors.clear(&key);
+    ctx.reconcile_errors.clear(key);
     Ok(period)
 }
 
