@@ -40,6 +40,9 @@ fn main() -> ExitCode {
     // default); installing fails only if one is already installed, which is fine.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Controller(_)) {
+        end_quietly_on_closed_pipe();
+    }
     let result = match cli.command {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
@@ -55,5 +58,17 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `foresight validate ... | head` must end as any Unix tool does when the reader goes away,
+/// not panic in `println!`: Rust ignores SIGPIPE, so restore the default for the one-shot
+/// commands. (The controller keeps it ignored: its sockets report EPIPE as an error.)
+fn end_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any thread is spawned; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

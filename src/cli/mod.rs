@@ -6,6 +6,7 @@ pub mod crd;
 pub mod explain;
 pub mod flags;
 pub mod import;
+pub mod input;
 pub mod kubeconfig;
 pub mod live;
 pub mod simulate;

@@ -1,84 +1,204 @@
 //! `foresight validate FILE...`: checks EffectiveHorizontalPodAutoscaler (and native HPA)
-//! manifests and prints every problem with its field path.
+//! manifests as strictly as `kubectl apply` with strict field validation would, and prints
+//! every problem with its field path.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use foresight_api::defaults::default_hpa_spec;
-use foresight_api::manifest::{classify, parse_documents, Document};
+use foresight_api::manifest::{classify, parse_documents, served, Document};
+use foresight_api::unknown_fields;
 use foresight_api::validation::{validate_hpa_spec, validate_spec, FieldError, Options};
+use serde::Serialize;
+
+use super::input::read_input;
 
 /// Arguments of `foresight validate`.
 #[derive(clap::Args)]
 pub struct ValidateArgs {
-    /// YAML or JSON files; each may hold several documents.
+    /// YAML or JSON files (`-` reads standard input); each may hold several documents or a
+    /// `kind: List`.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Refuse documents of other kinds instead of skipping them.
+    #[arg(long)]
+    pub strict_kinds: bool,
+    /// `text` (one line per problem) or `json` (one object for tools).
+    #[arg(short, long, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
 }
 
-/// The problems of one document.
-fn check_document(value: &serde_json::Value) -> Result<Vec<FieldError>, FieldError> {
-    Ok(match classify(value)? {
-        Document::Foresight(ehpa) => validate_spec(&ehpa.spec),
+/// How `validate` reports.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// Lines for people.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// What was found in one document.
+#[derive(Serialize)]
+struct Checked {
+    file: String,
+    /// 1-based, in the order documents (and List items) appear.
+    document: usize,
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    kind: String,
+    name: String,
+    /// Another kind, not checked.
+    skipped: bool,
+    errors: Vec<FieldError>,
+}
+
+/// The whole run, as `-o json` prints it.
+#[derive(Serialize)]
+struct Report {
+    valid: bool,
+    documents: Vec<Checked>,
+    /// Problems that belong to no document (an unreadable or malformed file).
+    errors: Vec<String>,
+}
+
+/// The problems of one document, or `None` when it is of a kind this command does not check.
+fn check_document(value: &serde_json::Value, strict_kinds: bool) -> Option<Vec<FieldError>> {
+    let document = match classify(value) {
+        Ok(d) => d,
+        Err(e) => return Some(vec![e]),
+    };
+    Some(match document {
+        Document::Foresight(ehpa) => {
+            let mut errors = unknown_fields::in_foresight_spec(value);
+            errors.extend(validate_spec(&ehpa.spec));
+            errors
+        }
         Document::Hpa(hpa) => {
+            let mut errors: Vec<FieldError> = served(&hpa.api_version, &hpa.kind)
+                .err()
+                .into_iter()
+                .collect();
+            if hpa.api_version != "autoscaling/v1" {
+                errors.extend(unknown_fields::in_hpa_spec(value));
+            }
             // The API server defaults before it validates.
             let mut spec = hpa.spec.clone();
             default_hpa_spec(&mut spec);
-            validate_hpa_spec(&spec, Options::default())
+            errors.extend(validate_hpa_spec(&spec, Options::default()));
+            errors
         }
         Document::Crane(_) => vec![FieldError::invalid(
             "apiVersion",
             "autoscaling.crane.io/v1alpha1",
             "a Crane EffectiveHorizontalPodAutoscaler; convert it with `foresight import` first",
         )],
-        Document::Other { api_version, kind } => vec![FieldError::invalid(
+        Document::Other { api_version, kind } if strict_kinds => vec![FieldError::not_supported(
             "kind",
             format!("{api_version}/{kind}"),
-            "not an EffectiveHorizontalPodAutoscaler (autoscaling.foresight.dev/v1alpha1) or HorizontalPodAutoscaler (autoscaling/v2)",
+            &[
+                "autoscaling.foresight.dev/v1alpha1/EffectiveHorizontalPodAutoscaler",
+                "autoscaling/v2/HorizontalPodAutoscaler",
+            ],
         )],
+        Document::Other { .. } => return None,
     })
+}
+
+fn text_of(document: &serde_json::Value, pointer: &str) -> String {
+    document
+        .pointer(pointer)
+        .and_then(|n| n.as_str())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Runs `foresight validate`.
 pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
-    let mut problems = 0usize;
-    let mut documents = 0usize;
+    let mut report = Report {
+        valid: true,
+        documents: Vec::new(),
+        errors: Vec::new(),
+    };
     for path in &args.files {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => {
-                println!("{}: cannot read: {e}", path.display());
-                problems += 1;
+        let file = path.display().to_string();
+        let docs = match read_input(path) {
+            Ok(text) => parse_documents(&text).map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        };
+        let docs = match docs {
+            Ok(d) if d.is_empty() => {
+                report
+                    .errors
+                    .push(format!("{file}: no documents (empty input)"));
                 continue;
             }
-        };
-        let docs = match parse_documents(&text) {
             Ok(d) => d,
             Err(e) => {
-                println!("{}: {e}", path.display());
-                problems += 1;
+                report.errors.push(format!("{file}: {e}"));
                 continue;
             }
         };
         for (i, doc) in docs.iter().enumerate() {
-            documents += 1;
-            let name = doc
-                .pointer("/metadata/name")
-                .and_then(|n| n.as_str())
-                .unwrap_or("unnamed");
-            let where_ = format!("{}: document {} ({name})", path.display(), i + 1);
-            let errors = check_document(doc).unwrap_or_else(|e| vec![e]);
-            for e in &errors {
-                println!("{where_}: {e}");
-            }
-            problems += errors.len();
+            let errors = check_document(doc, args.strict_kinds);
+            report.documents.push(Checked {
+                file: file.clone(),
+                document: i + 1,
+                api_version: text_of(doc, "/apiVersion"),
+                kind: text_of(doc, "/kind"),
+                name: text_of(doc, "/metadata/name"),
+                skipped: errors.is_none(),
+                errors: errors.unwrap_or_default(),
+            });
         }
     }
-    if problems == 0 {
-        println!("{documents} document(s) valid");
-        Ok(ExitCode::SUCCESS)
+    let checked = report.documents.iter().filter(|d| !d.skipped).count();
+    if checked == 0 && report.errors.is_empty() {
+        report.errors.push(
+            "no EffectiveHorizontalPodAutoscaler or HorizontalPodAutoscaler to validate".into(),
+        );
+    }
+    let problems = report.errors.len()
+        + report
+            .documents
+            .iter()
+            .map(|d| d.errors.len())
+            .sum::<usize>();
+    report.valid = problems == 0;
+    match args.output {
+        Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Output::Text => print_text(&report, checked, problems),
+    }
+    Ok(if report.valid {
+        ExitCode::SUCCESS
     } else {
-        println!("{problems} problem(s) in {documents} document(s)");
-        Ok(ExitCode::from(1))
+        ExitCode::FAILURE
+    })
+}
+
+fn print_text(report: &Report, checked: usize, problems: usize) {
+    for e in &report.errors {
+        println!("{e}");
+    }
+    for d in &report.documents {
+        let name = if d.name.is_empty() {
+            "unnamed"
+        } else {
+            &d.name
+        };
+        let at = format!("{}: document {} ({name})", d.file, d.document);
+        if d.skipped {
+            eprintln!(
+                "{at}: skipped {} {}: not an autoscaler",
+                d.api_version, d.kind
+            );
+        }
+        for e in &d.errors {
+            println!("{at}: {e}");
+        }
+    }
+    if report.valid {
+        println!("{checked} document(s) valid");
+    } else {
+        println!("{problems} problem(s) in {checked} document(s)");
     }
 }

@@ -447,7 +447,7 @@ pub struct HorizontalPodAutoscaler {
 }
 
 /// autoscaling/v2 HorizontalPodAutoscalerSpec.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HorizontalPodAutoscalerSpec {
     /// The target.

@@ -42,8 +42,7 @@ use serde::Deserialize;
 
 use crate::cron::CronSpec;
 use crate::hpa::{
-    HorizontalPodAutoscaler, HorizontalPodAutoscalerBehavior, MetricSpec, MetricTarget, ObjectMeta,
-    ResourceMetricSource,
+    HorizontalPodAutoscaler, HorizontalPodAutoscalerBehavior, MetricSpec, ObjectMeta,
 };
 use crate::manifest::{classify, from_value, Document, EffectiveHorizontalPodAutoscaler};
 use crate::prediction::{DspSpec, PercentileSpec, PredictionAlgorithm, PredictionSpec};
@@ -88,40 +87,56 @@ pub enum ImportError {
     Field(FieldError),
 }
 
-/// Converts one manifest document. Foresight objects pass through (and are validated).
-pub fn import_document(value: &serde_json::Value) -> Result<Imported, ImportError> {
-    let api_version = value
-        .get("apiVersion")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
-    let kind = value
-        .get("kind")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
-    match (api_version, kind) {
-        ("autoscaling/v1", "HorizontalPodAutoscaler") => import_hpa_v1(value),
-        ("autoscaling/v2beta1", "HorizontalPodAutoscaler") => Err(ImportError::Field(
-            FieldError::invalid(
-                "apiVersion",
-                api_version,
-                "autoscaling/v2beta1 metrics have another shape; read the object back as autoscaling/v2 (kubectl get hpa NAME -o yaml) and import that",
-            ),
-        )),
-        _ => match classify(value).map_err(ImportError::Field)? {
-            Document::Hpa(hpa) => Ok(import_hpa(&hpa)),
-            Document::Crane(raw) => import_crane(&raw),
-            Document::Foresight(object) => Ok(finish(
-                *object,
-                vec!["already a Foresight object; passed through unchanged".to_owned()],
-            )),
-            Document::Other { api_version, kind } => {
-                Err(ImportError::Unsupported { api_version, kind })
-            }
-        },
-    }
+/// How `import` shapes its result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Emit `scaleStrategy: Preview`: the object decides and records without scaling, beside
+    /// the autoscaler it replaces, for a side-by-side comparison.
+    pub preview: bool,
 }
 
-/// A native autoscaling/v2 (or v2beta2) HPA.
+/// Converts one manifest document. Foresight objects pass through (and are validated).
+pub fn import_document(
+    value: &serde_json::Value,
+    options: ImportOptions,
+) -> Result<Imported, ImportError> {
+    let mut imported = match classify(value).map_err(ImportError::Field)? {
+        Document::Hpa(hpa) => {
+            let mut imported = import_hpa(&hpa);
+            if hpa.api_version != "autoscaling/v1" {
+                for unknown in crate::unknown_fields::in_hpa_spec(value) {
+                    imported.notes.push(format!(
+                        "{} dropped: not a HorizontalPodAutoscaler field ({})",
+                        unknown.field, unknown.detail
+                    ));
+                }
+            }
+            if !options.preview {
+                imported.notes.push(hpa_coexistence_note(&hpa.metadata));
+            }
+            imported
+        }
+        Document::Crane(raw) => import_crane(&raw)?,
+        Document::Foresight(object) => finish(
+            *object,
+            vec!["already a Foresight object; passed through unchanged".to_owned()],
+        ),
+        Document::Other { api_version, kind } => {
+            return Err(ImportError::Unsupported { api_version, kind })
+        }
+    };
+    if options.preview {
+        imported.object.spec.scale_strategy = Some(ScaleStrategy::Preview);
+        imported.notes.push(
+            "scaleStrategy: Preview: this object records its decisions in status (kubectl get fhpa, foresight explain) without scaling, so the autoscaler it replaces keeps running beside it; set Auto and delete that one when you trust it"
+                .to_owned(),
+        );
+        imported.problems = validate_spec(&imported.object.spec);
+    }
+    Ok(imported)
+}
+
+/// A native autoscaling/v2 HPA (v1 and v2beta2 are read as v2).
 pub fn import_hpa(hpa: &HorizontalPodAutoscaler) -> Imported {
     let object = EffectiveHorizontalPodAutoscaler {
         api_version: API_VERSION.to_owned(),
@@ -130,7 +145,7 @@ pub fn import_hpa(hpa: &HorizontalPodAutoscaler) -> Imported {
         spec: spec_from_hpa(&hpa.spec),
         status: None,
     };
-    finish(object, vec![hpa_coexistence_note(&hpa.metadata)])
+    finish(object, Vec::new())
 }
 
 fn hpa_coexistence_note(meta: &ObjectMeta) -> String {
@@ -140,61 +155,25 @@ fn hpa_coexistence_note(meta: &ObjectMeta) -> String {
     )
 }
 
-/// An autoscaling/v1 HPA: only `targetCPUUtilizationPercentage`, which becomes a CPU
-/// Utilization metric (Kubernetes converts it the same way).
-fn import_hpa_v1(value: &serde_json::Value) -> Result<Imported, ImportError> {
-    #[derive(Deserialize, Default)]
-    #[serde(rename_all = "camelCase")]
-    struct V1Spec {
-        #[serde(default)]
-        scale_target_ref: crate::hpa::CrossVersionObjectReference,
-        #[serde(default)]
-        min_replicas: Option<i32>,
-        #[serde(default)]
-        max_replicas: i32,
-        #[serde(default, rename = "targetCPUUtilizationPercentage")]
-        target_cpu_utilization_percentage: Option<i32>,
+/// Whether a PromQL query keeps one series per pod (`by (pod)`, `by (namespace, pod)`):
+/// a history query must return one series for the workload.
+fn groups_by_pod(query: &str) -> bool {
+    let mut rest = query;
+    while let Some(at) = rest.find("by") {
+        let after = rest[at + 2..].trim_start();
+        let word_start = at == 0 || !rest.as_bytes()[at - 1].is_ascii_alphanumeric();
+        if word_start && after.starts_with('(') {
+            let labels = after[1..].split(')').next().unwrap_or_default();
+            if labels
+                .split(',')
+                .any(|l| matches!(l.trim(), "pod" | "pod_name"))
+            {
+                return true;
+            }
+        }
+        rest = &rest[at + 2..];
     }
-    #[derive(Deserialize)]
-    struct V1 {
-        #[serde(default)]
-        metadata: ObjectMeta,
-        #[serde(default)]
-        spec: V1Spec,
-    }
-    let hpa: V1 = from_value(value, "").map_err(ImportError::Field)?;
-    let metrics = hpa
-        .spec
-        .target_cpu_utilization_percentage
-        .map(|pct| {
-            vec![MetricSpec {
-                type_: "Resource".to_owned(),
-                resource: Some(ResourceMetricSource {
-                    name: "cpu".to_owned(),
-                    target: MetricTarget {
-                        type_: "Utilization".to_owned(),
-                        average_utilization: Some(pct),
-                        ..Default::default()
-                    },
-                }),
-                ..Default::default()
-            }]
-        })
-        .unwrap_or_default();
-    let object = EffectiveHorizontalPodAutoscaler {
-        api_version: API_VERSION.to_owned(),
-        kind: KIND.to_owned(),
-        metadata: carried_metadata(&hpa.metadata, |_| false),
-        spec: crate::spec::EffectiveHorizontalPodAutoscalerSpec {
-            scale_target_ref: hpa.spec.scale_target_ref,
-            min_replicas: hpa.spec.min_replicas,
-            max_replicas: hpa.spec.max_replicas,
-            metrics,
-            ..Default::default()
-        },
-        status: None,
-    };
-    Ok(finish(object, vec![hpa_coexistence_note(&hpa.metadata)]))
+    false
 }
 
 /// Crane's `spec`, as `gocrane/api` autoscaling/v1alpha1 defines it.
@@ -446,6 +425,11 @@ fn convert_prediction(
     }
     let mut history_queries = BTreeMap::new();
     for (id, query) in queries {
+        if groups_by_pod(query) {
+            notes.push(format!(
+                "the history query of {id} keeps one series per pod (`by (pod)`); Foresight needs one series for the workload, so sum over the pods (e.g. `sum(...)` without `pod`) before applying"
+            ));
+        }
         for key in history_query_keys(id, metrics, notes) {
             history_queries.insert(key, query.to_owned());
         }
@@ -621,7 +605,7 @@ mod import_tests {
     fn convert(yaml: &str) -> Imported {
         let docs = crate::manifest::parse_documents(yaml).unwrap();
         assert_eq!(docs.len(), 1);
-        import_document(&docs[0]).unwrap()
+        import_document(&docs[0], ImportOptions::default()).unwrap()
     }
 
     /// Source manifest → exact output (notes as comments, then the object).
@@ -1001,7 +985,7 @@ spec:
     fn other_documents_and_type_errors_are_errors() {
         let deployment = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment"});
         assert_eq!(
-            import_document(&deployment),
+            import_document(&deployment, ImportOptions::default()),
             Err(ImportError::Unsupported {
                 api_version: "apps/v1".to_owned(),
                 kind: "Deployment".to_owned()
@@ -1009,7 +993,7 @@ spec:
         );
         let v2beta1 = serde_json::json!({"apiVersion": "autoscaling/v2beta1", "kind": "HorizontalPodAutoscaler"});
         assert!(
-            matches!(import_document(&v2beta1), Err(ImportError::Field(f)) if f.field == "apiVersion")
+            matches!(import_document(&v2beta1, ImportOptions::default()), Err(ImportError::Field(f)) if f.field == "apiVersion")
         );
         let bad = serde_json::json!({
             "apiVersion": "autoscaling.crane.io/v1alpha1",
@@ -1017,13 +1001,13 @@ spec:
             "spec": {"maxReplicas": "ten"}
         });
         assert!(
-            matches!(import_document(&bad), Err(ImportError::Field(f)) if f.field == "spec.maxReplicas")
+            matches!(import_document(&bad, ImportOptions::default()), Err(ImportError::Field(f)) if f.field == "spec.maxReplicas")
         );
         let foresight = serde_json::json!({
             "apiVersion": API_VERSION, "kind": KIND,
             "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "w"}, "maxReplicas": 3}
         });
-        let passed = import_document(&foresight).unwrap();
+        let passed = import_document(&foresight, ImportOptions::default()).unwrap();
         assert_eq!(passed.object.spec.max_replicas, 3);
         assert!(passed.notes[0].contains("passed through"));
     }
@@ -1036,5 +1020,61 @@ spec:
         );
         assert_eq!(split_zone_prefix(" 0 6 * * * "), (None, "0 6 * * *"));
         assert_eq!(split_zone_prefix("TZ=UTC"), (None, "TZ=UTC"));
+    }
+}
+
+#[cfg(test)]
+mod adoption_tests {
+    use super::*;
+
+    fn one(yaml: &str, options: ImportOptions) -> Imported {
+        let docs = crate::manifest::parse_documents(yaml).unwrap();
+        import_document(&docs[0], options).unwrap()
+    }
+
+    const HPA: &str = r#"
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 5
+  minReplica: 2
+"#;
+
+    #[test]
+    fn preview_keeps_the_source_running_beside_the_result() {
+        let imported = one(HPA, ImportOptions { preview: true });
+        assert_eq!(
+            imported.object.spec.scale_strategy,
+            Some(ScaleStrategy::Preview)
+        );
+        assert!(imported.notes.iter().all(|n| !n.contains("delete the")));
+        assert!(imported.notes.iter().any(|n| n.contains("Preview")));
+        let auto = one(HPA, ImportOptions::default());
+        assert_eq!(auto.object.spec.scale_strategy, None);
+        assert!(auto.notes.iter().any(|n| n.contains("delete the")));
+    }
+
+    #[test]
+    fn fields_that_are_not_carried_over_are_named() {
+        let imported = one(HPA, ImportOptions::default());
+        assert!(
+            imported
+                .notes
+                .iter()
+                .any(|n| n.starts_with("spec.minReplica dropped") && n.contains("minReplicas")),
+            "{:?}",
+            imported.notes
+        );
+    }
+
+    #[test]
+    fn per_pod_queries_are_recognised() {
+        assert!(groups_by_pod("sum(rate(x[1m])) by (pod)"));
+        assert!(groups_by_pod("sum by(namespace, pod) (rate(x[1m]))"));
+        assert!(!groups_by_pod("sum(rate(x{pod=~\"web-.*\"}[1m]))"));
+        assert!(!groups_by_pod("sum(rate(x[1m])) by (namespace)"));
+        assert!(!groups_by_pod("standby(pod)"));
     }
 }

@@ -12,6 +12,7 @@ pub mod quantity;
 pub mod schedule;
 pub mod spec;
 pub mod status;
+pub mod unknown_fields;
 pub mod validation;
 
 pub use quantity::Quantity;

@@ -3,7 +3,10 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::hpa::{HorizontalPodAutoscaler, ObjectMeta};
+use crate::hpa::{
+    CrossVersionObjectReference, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricSpec,
+    MetricTarget, ObjectMeta, ResourceMetricSource,
+};
 use crate::spec::{EffectiveHorizontalPodAutoscalerSpec, API_VERSION, KIND};
 use crate::status::EffectiveHorizontalPodAutoscalerStatus;
 use crate::validation::FieldError;
@@ -47,25 +50,91 @@ pub struct SyntaxError {
     pub message: String,
 }
 
-/// Splits a YAML or JSON text into its documents. Empty documents (a stray `---`) are dropped.
+/// Splits a YAML or JSON text into its documents. Empty documents (a stray `---`) are dropped,
+/// and the items of a `kind: List` (what `kubectl get -o yaml` prints for several objects)
+/// become documents of their own.
 pub fn parse_documents(text: &str) -> Result<Vec<serde_json::Value>, SyntaxError> {
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| SyntaxError {
             location: Some((e.line() as u64, e.column() as u64)),
-            message: e.to_string(),
+            message: plain_message(&e.to_string()),
         })?;
-        return Ok(match value {
+        match value {
             serde_json::Value::Array(items) => items,
             other => vec![other],
-        });
-    }
-    let docs: Vec<serde_json::Value> =
+        }
+    } else {
         serde_saphyr::from_multiple(text).map_err(|e| SyntaxError {
             location: e.location().map(|l| (l.line(), l.column())),
-            message: first_line(&e.to_string()),
-        })?;
-    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+            message: plain_message(&e.to_string()),
+        })?
+    };
+    Ok(documents
+        .into_iter()
+        .flat_map(list_items)
+        .filter(|d| !d.is_null())
+        .collect())
+}
+
+/// The items of a `v1 List` (or `*List`) document, or the document itself.
+fn list_items(document: serde_json::Value) -> Vec<serde_json::Value> {
+    let is_list = document
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .is_some_and(|k| k == "List" || k.ends_with("List"))
+        && document.get("items").is_some_and(|i| i.is_array());
+    match document {
+        serde_json::Value::Object(mut fields) if is_list => match fields.remove("items") {
+            Some(serde_json::Value::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        other => vec![other],
+    }
+}
+
+/// A parser's message in the project's words: its first line, without the location it
+/// repeats (the caller prints it once), advice addressed to the parser's programmer, or Rust
+/// type names.
+fn plain_message(message: &str) -> String {
+    let mut m = first_line(message);
+    if let Some(rest) = m.strip_prefix("error: ") {
+        m = rest.to_owned();
+    }
+    // "line 2 column 4: ..." (serde-saphyr) and "... at line 2 column 4" (serde_json).
+    if let Some(rest) = m.strip_prefix("line ") {
+        if let Some((_, after)) = rest.split_once(": ") {
+            m = after.to_owned();
+        }
+    }
+    if let Some(at) = m.find(" at line ") {
+        m.truncate(at);
+    }
+    if let Some(at) = m.find(", set DuplicateKeyPolicy") {
+        m.truncate(at);
+    }
+    if let Some(key) = m.strip_prefix("duplicate mapping key: ") {
+        m = format!("the key {key:?} appears twice in one mapping");
+    }
+    for (rust, words) in [
+        ("i8", "an integer"),
+        ("i16", "an integer"),
+        ("i32", "an integer"),
+        ("i64", "an integer"),
+        ("u8", "a non-negative integer"),
+        ("u16", "a non-negative integer"),
+        ("u32", "a non-negative integer"),
+        ("u64", "a non-negative integer"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+        ("a sequence", "a list"),
+        ("a borrowed string", "a string"),
+    ] {
+        if let Some(head) = m.strip_suffix(&format!("expected {rust}")) {
+            m = format!("{head}expected {words}");
+        }
+    }
+    m.replace("invalid type: ", "wrong type: ")
 }
 
 fn first_line(s: &str) -> String {
@@ -79,16 +148,28 @@ pub fn from_value<T: DeserializeOwned>(
 ) -> Result<T, FieldError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let field = match path.as_str() {
+        let mut field = match path.as_str() {
             "." | "" => root.to_owned(),
             p if root.is_empty() => p.to_owned(),
             p => format!("{root}.{p}"),
         };
+        let message = plain_message(&e.into_inner().to_string());
+        // serde reports a missing field at its parent; name the field itself.
+        if let Some(name) = message
+            .strip_prefix("missing field `")
+            .and_then(|m| m.strip_suffix('`'))
+        {
+            if !field.is_empty() {
+                field.push('.');
+            }
+            field.push_str(name);
+            return FieldError::required(field, "");
+        }
         FieldError {
             field,
             type_: crate::validation::ErrorType::FieldValueInvalid,
             value: None,
-            detail: first_line(&e.into_inner().to_string()),
+            detail: message,
         }
     })
 }
@@ -112,6 +193,8 @@ pub enum Document {
 }
 
 /// Recognises a document by `apiVersion` and `kind`, and reads it into the matching type.
+/// autoscaling/v1 HPAs are converted to v2 as the API server converts them; v2beta2 (same
+/// shape, no longer served) is read as v2; see [`served`] for what a cluster accepts.
 pub fn classify(value: &serde_json::Value) -> Result<Document, FieldError> {
     let api_version = value
         .get("apiVersion")
@@ -123,19 +206,108 @@ pub fn classify(value: &serde_json::Value) -> Result<Document, FieldError> {
         .and_then(|v| v.as_str())
         .unwrap_or_default()
         .to_owned();
-    let group = api_version.split('/').next().unwrap_or_default();
-    match (group, kind.as_str()) {
-        ("autoscaling.foresight.dev", _) if kind == KIND => {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+    match (group, version, kind.as_str()) {
+        ("autoscaling.foresight.dev", _, KIND) => {
+            served(&api_version, &kind)?;
             Ok(Document::Foresight(Box::new(from_value(value, "")?)))
         }
-        ("autoscaling", "HorizontalPodAutoscaler") => {
+        ("autoscaling", "v1", "HorizontalPodAutoscaler") => {
+            Ok(Document::Hpa(Box::new(hpa_from_v1(value)?)))
+        }
+        ("autoscaling", "v2beta1", "HorizontalPodAutoscaler") => Err(FieldError::invalid(
+            "apiVersion",
+            &api_version,
+            "autoscaling/v2beta1 metrics have another shape; read the object back as \
+             autoscaling/v2 (kubectl get hpa NAME -o yaml) and use that",
+        )),
+        ("autoscaling", _, "HorizontalPodAutoscaler") => {
             Ok(Document::Hpa(Box::new(from_value(value, "")?)))
         }
-        ("autoscaling.crane.io", "EffectiveHorizontalPodAutoscaler") => {
+        ("autoscaling.crane.io", _, "EffectiveHorizontalPodAutoscaler") => {
             Ok(Document::Crane(value.clone()))
         }
         _ => Ok(Document::Other { api_version, kind }),
     }
+}
+
+/// Whether a Kubernetes 1.28 cluster with Foresight's CRD serves this `apiVersion` for an
+/// autoscaler `kind`: Foresight serves only `v1alpha1`; Kubernetes serves HPAs as
+/// `autoscaling/v1` and `v2` (v2beta2 was removed in 1.26, v2beta1 in 1.25).
+pub fn served(api_version: &str, kind: &str) -> Result<(), FieldError> {
+    let supported: &[&str] = match kind {
+        KIND if api_version.starts_with("autoscaling.foresight.dev/") => &[API_VERSION],
+        "HorizontalPodAutoscaler" if api_version.starts_with("autoscaling/") => {
+            &["autoscaling/v2", "autoscaling/v1"]
+        }
+        _ => return Ok(()),
+    };
+    if supported.contains(&api_version) {
+        Ok(())
+    } else {
+        Err(FieldError::not_supported(
+            "apiVersion",
+            api_version,
+            supported,
+        ))
+    }
+}
+
+/// An autoscaling/v1 HPA as v2: `targetCPUUtilizationPercentage` becomes a CPU Utilization
+/// metric, exactly as the API server converts it.
+fn hpa_from_v1(value: &serde_json::Value) -> Result<HorizontalPodAutoscaler, FieldError> {
+    #[derive(Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    struct V1Spec {
+        #[serde(default)]
+        scale_target_ref: CrossVersionObjectReference,
+        #[serde(default)]
+        min_replicas: Option<i32>,
+        #[serde(default)]
+        max_replicas: i32,
+        #[serde(default, rename = "targetCPUUtilizationPercentage")]
+        target_cpu_utilization_percentage: Option<i32>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct V1 {
+        #[serde(default)]
+        api_version: String,
+        #[serde(default)]
+        kind: String,
+        #[serde(default)]
+        metadata: ObjectMeta,
+        #[serde(default)]
+        spec: V1Spec,
+    }
+    let v1: V1 = from_value(value, "")?;
+    let metrics = v1.spec.target_cpu_utilization_percentage.map(|pct| {
+        vec![MetricSpec {
+            type_: "Resource".to_owned(),
+            resource: Some(ResourceMetricSource {
+                name: "cpu".to_owned(),
+                target: MetricTarget {
+                    type_: "Utilization".to_owned(),
+                    average_utilization: Some(pct),
+                    ..Default::default()
+                },
+            }),
+            ..Default::default()
+        }]
+    });
+    Ok(HorizontalPodAutoscaler {
+        api_version: v1.api_version,
+        kind: v1.kind,
+        metadata: v1.metadata,
+        spec: HorizontalPodAutoscalerSpec {
+            scale_target_ref: v1.spec.scale_target_ref,
+            min_replicas: v1.spec.min_replicas,
+            max_replicas: v1.spec.max_replicas,
+            metrics,
+            behavior: None,
+        },
+        status: None,
+    })
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ pub enum ErrorType {
     FieldValueForbidden,
     /// A value appears twice where it must be unique.
     FieldValueDuplicate,
+    /// A field the schema does not have (a misspelling, or a field of another version).
+    FieldValueUnknown,
 }
 
 /// One rejected field: where, what kind of problem, and the rule.
@@ -90,6 +92,15 @@ impl FieldError {
             detail: detail.into(),
         }
     }
+    /// A field the schema does not have; `detail` may suggest the one meant.
+    pub fn unknown(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            type_: ErrorType::FieldValueUnknown,
+            value: None,
+            detail: detail.into(),
+        }
+    }
     /// A value that must be unique appears again.
     pub fn duplicate(field: impl Into<String>, value: impl fmt::Display) -> Self {
         FieldError {
@@ -110,6 +121,7 @@ impl fmt::Display for FieldError {
             ErrorType::FieldValueNotSupported => "Unsupported value",
             ErrorType::FieldValueForbidden => "Forbidden",
             ErrorType::FieldValueDuplicate => "Duplicate value",
+            ErrorType::FieldValueUnknown => "Unknown field",
         };
         f.write_str(label)?;
         if let Some(v) = &self.value {
