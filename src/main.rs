@@ -25,7 +25,7 @@ enum Command {
     /// Replay a load trace through rolling forecasts and report their accuracy.
     Backtest(cli::backtest::BacktestArgs),
     /// Replay a load trace through a modelled cluster, compare policies, write a report.
-    Simulate(cli::simulate::SimulateArgs),
+    Simulate(Box<cli::simulate::SimulateArgs>),
     /// Run the Kubernetes controller.
     Controller(Box<cli::controller::ControllerArgs>),
     /// Print the EffectiveHorizontalPodAutoscaler CustomResourceDefinition (YAML).
@@ -47,7 +47,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => cli::explain::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Backtest(args) => cli::backtest::run(args),
-        Command::Simulate(args) => cli::simulate::run(args),
+        Command::Simulate(args) => cli::simulate::run(*args),
         Command::Controller(args) => cli::controller::run(*args),
         Command::Crd(args) => cli::crd::run(args),
         Command::Import(args) => cli::import::run(args),
@@ -55,10 +55,32 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_text(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes on one line, each said once: libraries often repeat their
+/// source's text in their own (`...: No such file or directory: No such file or directory`),
+/// and Rust's `(os error 2)` means nothing to a user.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let mut part = cause.to_string();
+        if let Some(at) = part.find(" (os error ") {
+            let end = part[at..].find(')').map_or(part.len(), |e| at + e + 1);
+            part.replace_range(at..end, "");
+        }
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// `foresight validate ... | head` must end as any Unix tool does when the reader goes away,

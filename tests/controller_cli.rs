@@ -71,7 +71,7 @@ fn history_queries_come_one_per_line_from_the_environment() {
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(
-        err.contains("error: reading kubeconfig /nonexistent/kubeconfig"),
+        err.contains("error: kubeconfig /nonexistent/kubeconfig: no such file"),
         "{err}"
     );
 }

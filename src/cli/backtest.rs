@@ -1,16 +1,17 @@
 //! `foresight backtest`: replay a recorded series through rolling forecasts and report how
 //! accurate they were.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use foresight_api::duration::format_duration;
 use foresight_api::prediction::{DspSpec, PercentileSpec, PredictionAlgorithm};
 use foresight_core::prediction::backtest::{backtest, Accuracy, BacktestOptions, BacktestReport};
 use foresight_core::prediction::PredictorConfig;
-use foresight_core::trace::{parse_csv, Sample};
+use foresight_core::trace::Sample;
+
+use super::series::{describe, SeriesArgs};
 
 /// What each reported figure means; shown by `--help` and with the table, and included in
 /// the JSON as `definitions`.
@@ -72,11 +73,12 @@ fn after_help() -> String {
 
 /// Arguments of `foresight backtest`.
 #[derive(clap::Args)]
-#[command(after_long_help = after_help())]
+#[command(after_long_help = after_help(), allow_negative_numbers = true)]
+#[command(group = clap::ArgGroup::new("source").required(true).args(["trace", "prometheus_url"]))]
 pub struct BacktestArgs {
-    /// The recorded series: CSV rows `ts,value` (Unix seconds, number), optional `ts,value` header.
-    #[arg(long, value_name = "FILE.csv")]
-    trace: PathBuf,
+    /// The recorded series: --trace FILE (CSV `ts,value`) or --prometheus-url with --query.
+    #[command(flatten)]
+    series: SeriesArgs,
     /// The predictor to replay.
     #[arg(long, value_enum, default_value_t = AlgorithmArg::Dsp)]
     algorithm: AlgorithmArg,
@@ -140,9 +142,8 @@ impl BacktestArgs {
 pub fn run(args: BacktestArgs) -> anyhow::Result<ExitCode> {
     let config = args.predictor()?;
     let refit_secs = args.refit;
-    let text = std::fs::read_to_string(&args.trace)
-        .with_context(|| format!("reading {}", args.trace.display()))?;
-    let samples = parse_csv(&text).with_context(|| format!("{}", args.trace.display()))?;
+    let series = args.series.read()?;
+    let samples = series.samples;
     let started = Instant::now();
     let report = backtest(
         &config,
@@ -154,23 +155,30 @@ pub fn run(args: BacktestArgs) -> anyhow::Result<ExitCode> {
     );
     let elapsed = started.elapsed();
     if args.json {
-        println!("{}", json(&args, &samples, &report)?);
+        println!("{}", json(&series.source, &samples, &report)?);
     } else {
-        print!("{}", table(&args, &config, &samples, &report, elapsed));
+        print!(
+            "{}",
+            table(&series.source, &config, &samples, &report, elapsed)
+        );
+        for gap in &series.closed_gaps {
+            println!(
+                "closed up: no samples for {} between {} and {} (--allow-gaps)",
+                describe(gap.seconds()),
+                timestamp(gap.before.1),
+                timestamp(gap.after.1)
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn json(
-    args: &BacktestArgs,
-    samples: &[Sample],
-    report: &BacktestReport,
-) -> anyhow::Result<String> {
+fn json(source: &str, samples: &[Sample], report: &BacktestReport) -> anyhow::Result<String> {
     let mut value = serde_json::to_value(report)?;
     let serde_json::Value::Object(map) = &mut value else {
         bail!("the report did not serialize to an object")
     };
-    map.insert("trace".to_owned(), args.trace.display().to_string().into());
+    map.insert("trace".to_owned(), source.into());
     map.insert("samples".to_owned(), samples.len().into());
     let definitions: serde_json::Map<String, serde_json::Value> = DEFINITIONS
         .iter()
@@ -181,7 +189,7 @@ fn json(
 }
 
 fn table(
-    args: &BacktestArgs,
+    source: &str,
     config: &PredictorConfig,
     samples: &[Sample],
     report: &BacktestReport,
@@ -194,7 +202,7 @@ fn table(
     );
     out.push_str(&format!(
         "trace      {}: {} samples, {} .. {}\n",
-        args.trace.display(),
+        source,
         samples.len(),
         timestamp(first),
         timestamp(last)

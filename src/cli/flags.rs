@@ -36,6 +36,20 @@ pub fn positive_seconds(text: &str) -> Result<i64, String> {
     }
 }
 
+/// A whole number from `MIN` to `MAX`, with the range said in words when it is not.
+pub fn whole<const MIN: i64, const MAX: i64>(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    match text.parse::<i64>() {
+        Ok(n) if (MIN..=MAX).contains(&n) => Ok(n),
+        Ok(n) => Err(format!(
+            "{n} is out of range: use a whole number from {MIN} to {MAX}"
+        )),
+        Err(_) => Err(format!(
+            "{text:?} is not a whole number (use one from {MIN} to {MAX})"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +71,10 @@ mod tests {
         assert!(seconds("-5s").unwrap_err().contains("negative"));
         assert!(seconds("soon").unwrap_err().contains("90s, 5m, 1h30m"));
         assert!(positive_seconds("0").unwrap_err().contains("at least 1s"));
+        assert_eq!(whole::<1, 10>("7"), Ok(7));
+        assert!(whole::<1, 10>("0").unwrap_err().contains("from 1 to 10"));
+        assert!(whole::<1, 10>("x")
+            .unwrap_err()
+            .contains("not a whole number"));
     }
 }

@@ -15,6 +15,9 @@ pub async fn load(
         ..Default::default()
     };
     match kubeconfig {
+        Some(path) if !path.is_file() => {
+            anyhow::bail!("kubeconfig {}: no such file", path.display())
+        }
         Some(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(path)
                 .with_context(|| format!("reading kubeconfig {}", path.display()))?;
@@ -25,8 +28,21 @@ pub async fn load(
         None if context.is_some() => kube::Config::from_kubeconfig(&options)
             .await
             .context("loading ~/.kube/config"),
-        None => kube::Config::infer()
-            .await
-            .context("finding cluster credentials (~/.kube/config or in-cluster)"),
+        None => {
+            let named = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
+            let home = std::env::var_os("HOME")
+                .map(|h| Path::new(&h).join(".kube/config"))
+                .filter(|p| p.is_file());
+            let in_cluster = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
+            if named.is_none() && home.is_none() && !in_cluster {
+                anyhow::bail!(
+                    "no cluster to talk to: pass --kubeconfig FILE, set KUBECONFIG, create \
+                     ~/.kube/config, or run inside a cluster"
+                );
+            }
+            kube::Config::infer()
+                .await
+                .context("finding cluster credentials (KUBECONFIG, ~/.kube/config or in-cluster)")
+        }
     }
 }

@@ -9,5 +9,6 @@ pub mod import;
 pub mod input;
 pub mod kubeconfig;
 pub mod live;
+pub mod series;
 pub mod simulate;
 pub mod validate;

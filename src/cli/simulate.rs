@@ -11,13 +11,21 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use foresight_core::autoscaler::MetricSource;
 use foresight_core::resources::ResourceName;
+use foresight_core::trace::Gap;
+use foresight_sim::forecaster::predictor_config;
 use foresight_sim::load::{LoadPoint, LoadTrace};
 use foresight_sim::policy::{policies_from_manifest, Policy};
 use foresight_sim::report::{render, ReportContext};
+use foresight_sim::score::Scores;
 use foresight_sim::simulation::{compile_policies, scaled_load, total_decisions, CompiledPolicy};
 use foresight_sim::synthetic::{generate, SyntheticConfig};
+use foresight_sim::verdict::{change, deltas, equal_risk, most_runs, EqualRisk};
 use foresight_sim::{simulate, summary, LoadScale, ModelConfig, Recording, Simulation};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::flags::whole;
+use super::input::io_error;
+use super::series::{describe, SeriesArgs};
 
 /// The bundled example: a policy and eight days of real CPU load (see `examples/simulate`).
 const EXAMPLE_POLICY: &str = include_str!("../../examples/simulate/policy.yaml");
@@ -26,26 +34,28 @@ const EXAMPLE_NAME: &str = "examples/simulate/crane-input0.csv (Crane production
 
 /// Arguments of `foresight simulate`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct SimulateArgs {
     /// A policy to compare: an EffectiveHorizontalPodAutoscaler or autoscaling/v2
     /// HorizontalPodAutoscaler manifest (repeat for several). Without it, the bundled
     /// example's reactive, predictive and predictive+cron variants are compared.
     #[arg(long = "spec", value_name = "FILE")]
     pub specs: Vec<PathBuf>,
-    /// Load trace: CSV with `ts,value` rows (Unix seconds, load). Without it: the bundled
-    /// example trace, or a synthetic trace when --spec is given.
-    #[arg(long, value_name = "FILE", conflicts_with = "synthetic")]
-    pub trace: Option<PathBuf>,
+    /// The load: --trace FILE (CSV `ts,value`, Unix seconds) or --prometheus-url with
+    /// --query. Without either: the bundled example trace, or a synthetic trace when --spec
+    /// is given.
+    #[command(flatten)]
+    pub series: SeriesArgs,
     /// Generate the load: daily and weekly rhythm, noise and spikes (seeded by --seed).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["trace", "prometheus_url"])]
     pub synthetic: bool,
     /// Days of synthetic load (1 to 366).
-    #[arg(long, default_value_t = 7, value_name = "DAYS",
-          value_parser = clap::value_parser!(u32).range(1..=366))]
-    pub days: u32,
-    /// Scale the trace so that its maximum is what N pods carry at the first policy's target.
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    pub peak_replicas: u32,
+    #[arg(long, default_value = "7", value_name = "DAYS", value_parser = whole::<1, 366>)]
+    pub days: i64,
+    /// Scale the trace so that its maximum is what N pods carry at the first policy's target
+    /// (1 to 10000).
+    #[arg(long, default_value = "20", value_name = "N", value_parser = whole::<1, 10_000>)]
+    pub peak_replicas: i64,
     /// Take the trace's values as the load itself (cores for CPU metrics), unscaled.
     #[arg(long)]
     pub raw_load: bool,
@@ -71,8 +81,9 @@ pub struct SimulateArgs {
     /// Extra delay before a scrape reaches the autoscaler.
     #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub metric_lag: i64,
-    /// Each pod's CPU request in millicores (what utilization is measured against).
-    #[arg(long, default_value_t = 1000, value_name = "MILLICORES")]
+    /// Each pod's CPU request in millicores (what utilization is measured against; 1 to
+    /// 1000000).
+    #[arg(long, default_value = "1000", value_name = "MILLICORES", value_parser = whole::<1, 1_000_000>)]
     pub pod_cpu_request: i64,
     /// The load one ready pod can serve (cores for CPU); default: its CPU request.
     #[arg(long, value_name = "LOAD")]
@@ -89,7 +100,17 @@ pub struct SimulateArgs {
     /// Print the scores as one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Skip the equal-risk comparison (it replays the baseline at up to nine targets).
+    #[arg(long)]
+    pub no_equal_risk: bool,
 }
+
+/// The longest span the simulator replays: a year, with room for a leap day and a
+/// trace's ragged ends; longer runs say nothing a year does not, and take minutes.
+const MAX_SPAN_DAYS: i64 = 370;
 
 /// Runs `foresight simulate`.
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
@@ -109,24 +130,57 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         recording: Recording::Full,
     };
     model.validate()?;
-    let policies = compile_policies(&load_policies(&args.specs)?)?;
-    let (trace, source) = load_trace(&args)?;
+    let report_path = report_path(&args)?;
+    let sources = load_policies(&args.specs)?;
+    let policies = compile_policies(&sources)?;
+    let (trace, source, closed_gaps) = load_trace(&args)?;
+    let days = (trace.end() - trace.start()) / 86_400;
+    if days > MAX_SPAN_DAYS {
+        anyhow::bail!(
+            "{source}: the trace spans {}; the simulator replays at most {MAX_SPAN_DAYS} days \
+             (cut the trace, or close up its gaps with --allow-gaps)",
+            describe(trace.end() - trace.start())
+        );
+    }
     let scale = if args.raw_load {
         LoadScale::AsIs
     } else {
-        if args.peak_replicas == 0 {
-            anyhow::bail!("--peak-replicas must be at least 1 (or use --raw-load)");
-        }
-        LoadScale::PeakReplicas(args.peak_replicas)
+        LoadScale::PeakReplicas(u32::try_from(args.peak_replicas)?)
     };
     let load = scaled_load(&trace, scale, &policies, &model);
 
-    let progress = Progress::new(total_decisions(&load, &policies));
+    let simulation_decisions = total_decisions(&load, &policies);
+    let predictive = policies
+        .iter()
+        .filter(|p| predictor_config(&p.autoscaler).is_ok_and(|c| c.is_some()))
+        .count();
+    let equal_risk_decisions = if args.no_equal_risk {
+        0
+    } else {
+        let baseline = policies
+            .first()
+            .map_or(0, |p| total_decisions(&load, std::slice::from_ref(p)));
+        baseline * most_runs(predictive)
+    };
+    let progress = Progress::new(simulation_decisions + equal_risk_decisions, !args.quiet);
     let simulation = simulate(&load, &policies, &model, &|n| progress.advance(n))?;
+    let equal_risk = if args.no_equal_risk {
+        Vec::new()
+    } else {
+        let predictive_scores: Vec<&Scores> = simulation
+            .policies
+            .iter()
+            .filter(|p| p.prediction.is_some())
+            .map(|p| &p.scores)
+            .collect();
+        let reactive = sources[0].reactive(&sources[0].name);
+        equal_risk(&reactive, &predictive_scores, &load, &model, &|n| {
+            progress.advance(n)
+        })?
+    };
     progress.finish();
 
     let unit = load_unit(&policies);
-    let report_path = report_path(&args);
     let html = render(
         &simulation,
         &ReportContext {
@@ -134,23 +188,109 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             model: &model,
             unit,
             time_zone: report_time_zone(&policies),
+            equal_risk: &equal_risk,
+            closed_gaps: &closed_gaps,
         },
     );
-    if let Some(dir) = report_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
-    }
     std::fs::write(&report_path, html)
         .with_context(|| format!("cannot write the report {}", report_path.display()))?;
 
     if args.json {
-        print!("{}", summary::to_json(&simulation, &source, &model));
+        print!(
+            "{}",
+            summary::to_json(&simulation, &source, &model, &equal_risk)
+        );
         eprintln!("report: {}", report_path.display());
     } else {
         print_table(&simulation, &source, unit);
+        print_verdict(&simulation, &equal_risk);
+        for gap in &closed_gaps {
+            println!(
+                "closed up: no samples for {} between line {} and line {} (--allow-gaps)",
+                describe(gap.seconds()),
+                gap.before.0,
+                gap.after.0
+            );
+        }
         println!("report: {}", report_path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each policy against the first, the equal-risk comparison, and how prediction fared.
+fn print_verdict(simulation: &Simulation, equal_risk: &[EqualRisk]) {
+    let scores: Vec<&Scores> = simulation.policies.iter().map(|p| &p.scores).collect();
+    let deltas = deltas(&scores);
+    if let Some(first) = deltas.first() {
+        println!();
+        println!("against {} (the first policy):", first.baseline);
+    }
+    for d in &deltas {
+        println!(
+            "  {:<22} under-provisioned {}; replica-hours {}",
+            d.policy,
+            change_text(d.under_minutes, " min"),
+            change_text(d.replica_hours, "")
+        );
+    }
+    for e in equal_risk {
+        println!();
+        println!("{}", equal_risk_sentence(e));
+    }
+    let predicting: Vec<_> = simulation
+        .policies
+        .iter()
+        .filter_map(|p| Some((&p.scores.name, p.prediction.as_ref()?)))
+        .collect();
+    if !predicting.is_empty() {
+        println!();
+        println!("prediction:");
+        for (name, summary) in predicting {
+            println!("  {name:<22} {}", summary.describe(simulation.span.start));
+        }
+    }
+}
+
+/// `0.8 → 0.0 min (−0.8, −100%)`.
+fn change_text(values: (f64, f64), unit: &str) -> String {
+    let (difference, percent) = change(values);
+    let percent = percent.map_or_else(String::new, |p| format!(", {p:+.1}%"));
+    format!(
+        "{:.1} → {:.1}{unit} ({difference:+.1}{percent})",
+        values.0, values.1
+    )
+}
+
+/// The equal-risk comparison in one sentence.
+fn equal_risk_sentence(e: &EqualRisk) -> String {
+    let verdict = match e.saving_percent() {
+        p if p > 0.05 => format!("{} is {p:.1}% cheaper at equal safety", e.policy),
+        p if p < -0.05 => format!("{} costs {:.1}% more at equal safety", e.policy, -p),
+        _ => format!("{} costs the same at equal safety", e.policy),
+    };
+    if !e.reached {
+        return format!(
+            "equal risk: no reactive target reaches {}'s {:.1} under-provisioned minutes (at \
+             {} it is still {:.1} min, {:.1} replica-h against {:.1})",
+            e.policy,
+            e.under_minutes,
+            e.reactive_target,
+            e.reactive_under_minutes,
+            e.reactive_replica_hours,
+            e.replica_hours
+        );
+    }
+    format!(
+        "equal risk: reactive at {} ({}% of the target) is under-provisioned {:.1} min for \
+         {:.1} replica-h; {} is {:.1} min for {:.1} replica-h: {verdict}",
+        e.reactive_target,
+        e.reactive_target_share,
+        e.reactive_under_minutes,
+        e.reactive_replica_hours,
+        e.policy,
+        e.under_minutes,
+        e.replica_hours
+    )
 }
 
 /// The policies to compare: from the files given, or the bundled example's three variants.
@@ -197,50 +337,66 @@ fn load_policies(specs: &[PathBuf]) -> anyhow::Result<Vec<Policy>> {
     Ok(policies)
 }
 
-/// The load trace and a description of where it came from.
-fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String)> {
-    if let Some(path) = &args.trace {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the trace {}", path.display()))?;
-        let trace = parse_trace(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        return Ok((trace, path.display().to_string()));
-    }
-    if args.synthetic || !args.specs.is_empty() {
+/// The load trace, a description of where it came from, and the gaps closed up in it.
+fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap>)> {
+    let series = if args.series.given() {
+        args.series.read()?
+    } else if args.synthetic || !args.specs.is_empty() {
         let points = generate(&SyntheticConfig {
-            days: args.days,
+            days: u32::try_from(args.days)?,
             seed: args.seed,
             ..Default::default()
         });
         let trace = LoadTrace::new(points)?;
-        return Ok((
-            trace,
-            format!("synthetic load ({} days, seed {})", args.days, args.seed),
-        ));
-    }
-    let trace = parse_trace(EXAMPLE_TRACE)
-        .map_err(|e| anyhow::anyhow!("the bundled example trace: {e}"))?;
-    Ok((trace, EXAMPLE_NAME.to_owned()))
-}
-
-/// Parses a `ts,value` CSV with the core's parser (errors carry the line number).
-fn parse_trace(text: &str) -> anyhow::Result<LoadTrace> {
-    let samples = foresight_core::trace::parse_csv(text)?;
-    let points = samples
+        let source = format!("synthetic load ({} days, seed {})", args.days, args.seed);
+        return Ok((trace, source, Vec::new()));
+    } else {
+        let mut series = args
+            .series
+            .parse(EXAMPLE_TRACE, "the bundled example trace")?;
+        series.source = EXAMPLE_NAME.to_owned();
+        series
+    };
+    let points = series
+        .samples
         .into_iter()
         .map(|s| LoadPoint {
             ts: s.ts,
             value: s.value,
         })
         .collect();
-    Ok(LoadTrace::new(points)?)
+    let trace = LoadTrace::new(points).map_err(|e| anyhow::anyhow!("{}: {e}", series.source))?;
+    Ok((trace, series.source, series.closed_gaps))
 }
 
-fn report_path(args: &SimulateArgs) -> PathBuf {
-    match (&args.report, &args.out) {
-        (Some(file), _) => file.clone(),
-        (None, Some(dir)) => dir.join("report.html"),
-        (None, None) => Path::new("foresight-report").join("report.html"),
+/// Where the report goes. `--out DIR` is created when missing; the directory of
+/// `--report FILE` must exist (a mistyped path is an error, not a new directory tree).
+fn report_path(args: &SimulateArgs) -> anyhow::Result<PathBuf> {
+    let (path, create) = match (&args.report, &args.out) {
+        (Some(file), _) => (file.clone(), false),
+        (None, Some(dir)) => (dir.join("report.html"), true),
+        (None, None) => (Path::new("foresight-report").join("report.html"), true),
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if create {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create the report directory {}: {}",
+                dir.display(),
+                io_error(&e)
+            )
+        })?;
+    } else if !dir.is_dir() {
+        anyhow::bail!(
+            "--report {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
     }
+    Ok(path)
 }
 
 /// `cores` when the first policy scales on CPU, else the metric's own unit.
@@ -312,7 +468,7 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(total: u64) -> Progress {
+    fn new(total: u64, wanted: bool) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         if let Ok(style) =
             ProgressStyle::with_template("{spinner} simulating {bar:40} {percent:>3}% ({eta} left)")
@@ -323,7 +479,7 @@ impl Progress {
             bar,
             started: Instant::now(),
             shown: AtomicBool::new(false),
-            terminal: std::io::stderr().is_terminal(),
+            terminal: wanted && std::io::stderr().is_terminal(),
         }
     }
 

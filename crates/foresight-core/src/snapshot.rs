@@ -590,6 +590,18 @@ impl Snapshot {
                     ))
                 }
             };
+        // The API server never stores a negative count (the scale subresource rejects it).
+        for (path, count) in [
+            ("scale.specReplicas", self.scale.spec_replicas),
+            ("scale.statusReplicas", self.scale.status_replicas),
+        ] {
+            if count < 0 {
+                return Err(err(
+                    path,
+                    format!("Invalid value: {count}: must be greater than or equal to 0"),
+                ));
+            }
+        }
         let config = self.config.to_config()?;
         let namespace = namespace.unwrap_or_else(|| "default".to_owned());
         let name = name.unwrap_or_default();

@@ -69,6 +69,14 @@ pub enum TraceError {
         /// The previous row's timestamp.
         previous: i64,
     },
+    /// A timestamp so large it can only be milliseconds (or finer).
+    #[error("line {line}: timestamp {ts} is past the year 5000; timestamps are Unix seconds — if these are milliseconds, divide them by 1000")]
+    NotSeconds {
+        /// The line of the row.
+        line: u64,
+        /// The timestamp as read.
+        ts: i64,
+    },
     /// The CSV itself is malformed (for example an unterminated quote).
     #[error("line {line}: malformed CSV: {message}")]
     Malformed {
@@ -88,6 +96,7 @@ impl TraceError {
             | TraceError::NotNumeric { line, .. }
             | TraceError::NotFinite { line, .. }
             | TraceError::NotIncreasing { line, .. }
+            | TraceError::NotSeconds { line, .. }
             | TraceError::Malformed { line, .. } => *line,
         }
     }
@@ -115,6 +124,44 @@ impl fmt::Display for Column {
 /// with a whole-second Unix timestamp and a finite number. Blank lines are skipped and
 /// fields may be quoted or padded with spaces.
 pub fn parse_csv(text: &str) -> Result<Vec<Sample>, TraceError> {
+    Ok(parse_csv_lines(text)?.into_iter().map(|(_, s)| s).collect())
+}
+
+/// Timestamps from this value on (the year 5138 in seconds; 1973 in milliseconds) are
+/// taken for milliseconds: no recorded metric is dated that far ahead.
+const FIRST_MILLISECOND_LOOKING_TS: i64 = 100_000_000_000;
+
+/// A stretch of a trace with no samples: between the samples on `line`s `before.0` and
+/// `after.0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gap {
+    /// The line and timestamp of the sample before the gap.
+    pub before: (u64, i64),
+    /// The line and timestamp of the sample after it.
+    pub after: (u64, i64),
+}
+
+impl Gap {
+    /// Its length, seconds.
+    pub fn seconds(&self) -> i64 {
+        self.after.1.saturating_sub(self.before.1)
+    }
+}
+
+/// The gaps between consecutive samples longer than `longest_seconds`.
+pub fn gaps(samples: &[(u64, Sample)], longest_seconds: i64) -> Vec<Gap> {
+    samples
+        .windows(2)
+        .filter(|w| w[1].1.ts.saturating_sub(w[0].1.ts) > longest_seconds)
+        .map(|w| Gap {
+            before: (w[0].0, w[0].1.ts),
+            after: (w[1].0, w[1].1.ts),
+        })
+        .collect()
+}
+
+/// As [`parse_csv`], each sample with its 1-based line.
+pub fn parse_csv_lines(text: &str) -> Result<Vec<(u64, Sample)>, TraceError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         // Column counts are checked here, so that the error names the line and the count.
@@ -122,7 +169,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<Sample>, TraceError> {
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
     let lines = LineIndex::new(text);
-    let mut samples: Vec<Sample> = Vec::new();
+    let mut samples: Vec<(u64, Sample)> = Vec::new();
     let mut record = csv::StringRecord::new();
     let mut first_row = true;
     loop {
@@ -159,7 +206,13 @@ pub fn parse_csv(text: &str) -> Result<Vec<Sample>, TraceError> {
             continue;
         }
         let sample = parse_row(line, ts_field, value_field)?;
-        if let Some(prev) = samples.last() {
+        if sample.ts.unsigned_abs() >= FIRST_MILLISECOND_LOOKING_TS.unsigned_abs() {
+            return Err(TraceError::NotSeconds {
+                line,
+                ts: sample.ts,
+            });
+        }
+        if let Some((_, prev)) = samples.last() {
             if sample.ts <= prev.ts {
                 return Err(TraceError::NotIncreasing {
                     line,
@@ -168,7 +221,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<Sample>, TraceError> {
                 });
             }
         }
-        samples.push(sample);
+        samples.push((line, sample));
     }
     if samples.is_empty() {
         return Err(TraceError::NoData {

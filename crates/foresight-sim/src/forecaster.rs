@@ -11,6 +11,7 @@ use foresight_core::prediction::{
     predict, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig,
 };
 use foresight_core::trace::Sample;
+use serde::Serialize;
 
 use crate::config::ModelConfig;
 use crate::meter::Meter;
@@ -34,6 +35,63 @@ pub fn predictor_config(autoscaler: &Autoscaler) -> Result<Option<PredictorConfi
         .map_err(|e| format!("spec.prediction.{e}"))
 }
 
+/// How prediction fared over a whole run: when it first had a forecast and with which period,
+/// or why it never had one; how much of the time it was demoted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PredictionSummary {
+    /// The first refit with a forecast (Unix seconds); `None` when there never was one.
+    pub ready_from: Option<i64>,
+    /// The period the last forecast repeated (seconds; DSP only).
+    pub period_seconds: Option<i64>,
+    /// Why the predictor had no forecast at the last refit without one.
+    pub not_ready_reason: Option<String>,
+    /// Refits in all, and of those the ones with a forecast.
+    pub refits: u32,
+    /// Refits that produced a forecast.
+    pub ready_refits: u32,
+    /// Refits after which prediction was demoted (`ForecastInaccurate`).
+    pub demoted_refits: u32,
+}
+
+impl PredictionSummary {
+    /// One line for people: "ready after 2.0 days (daily period)", "ready in only 4 of 359
+    /// refits (1%), first after 12.5 days (daily period); otherwise: no daily or weekly period
+    /// found ..." or "never ready: history 1d < 2 periods".
+    pub fn describe(&self, span_start: i64) -> String {
+        let why_not = self
+            .not_ready_reason
+            .as_deref()
+            .unwrap_or("no forecast was made");
+        let Some(from) = self.ready_from else {
+            return format!("never ready: {why_not}");
+        };
+        let day = (from - span_start).max(0) as f64 / 86_400.0;
+        let period = match self.period_seconds {
+            Some(86_400) => " (daily period)".to_owned(),
+            Some(604_800) => " (weekly period)".to_owned(),
+            Some(p) => format!(" (period {p} s)"),
+            None => String::new(),
+        };
+        let share = f64::from(self.ready_refits) / f64::from(self.refits.max(1)) * 100.0;
+        let mut text = if share < 50.0 {
+            format!(
+                "ready in only {} of {} refits ({share:.0}%), first after {day:.1} days{period}; \
+                 otherwise: {why_not}",
+                self.ready_refits, self.refits
+            )
+        } else {
+            format!("ready after {day:.1} days{period}")
+        };
+        if self.demoted_refits > 0 && self.refits > 0 {
+            text.push_str(&format!(
+                "; demoted after {:.0}% of the refits (ForecastInaccurate)",
+                f64::from(self.demoted_refits) / f64::from(self.refits) * 100.0
+            ));
+        }
+        text
+    }
+}
+
 /// Keeps the metric's history and refits the predictor.
 #[derive(Clone, Debug)]
 pub struct Forecaster {
@@ -50,6 +108,7 @@ pub struct Forecaster {
     accuracy: AccuracyTracker,
     accuracy_window: i64,
     last_refit: Option<i64>,
+    summary: PredictionSummary,
 }
 
 impl Forecaster {
@@ -78,6 +137,7 @@ impl Forecaster {
             forecast: None,
             accuracy: AccuracyTracker::default(),
             last_refit: None,
+            summary: PredictionSummary::default(),
             accuracy_window: autoscaler
                 .prediction
                 .as_ref()
@@ -98,6 +158,16 @@ impl Forecaster {
     /// When the predictor was last refitted.
     pub fn last_refit(&self) -> Option<i64> {
         self.last_refit
+    }
+
+    /// How prediction fared so far.
+    pub fn summary(&self) -> &PredictionSummary {
+        &self.summary
+    }
+
+    /// Counts a refit after which the decision had prediction demoted.
+    pub fn record_demoted(&mut self) {
+        self.summary.demoted_refits += 1;
     }
 
     /// How the forecasts compared with the load that followed them, over the accuracy window.
@@ -163,6 +233,18 @@ impl Forecaster {
                 }
             },
         };
+        self.summary.refits += 1;
+        match &input {
+            ForecastInput::Ready(f) => {
+                self.summary.ready_refits += 1;
+                self.summary.ready_from.get_or_insert(now);
+                self.summary.period_seconds = f.period_seconds;
+            }
+            ForecastInput::NotReady(reason) | ForecastInput::Failed(reason) => {
+                self.summary.not_ready_reason = Some(reason.clone());
+            }
+            ForecastInput::Off => {}
+        }
         observation.forecasts = vec![input; self.metrics];
         observation.forecast_accuracy = vec![self.accuracy.summary(); self.metrics];
         self.forecast

@@ -9,6 +9,8 @@
 //! - [`forecaster`]: the predictor's history and periodic refits;
 //! - [`runner`]: one policy's decide–act–advance loop; [`simulation`]: several side by side;
 //! - [`score`], [`timeline`], [`windows`]: what is measured and kept;
+//! - [`verdict`]: each policy against the baseline, and prediction against a reactive policy
+//!   made as safe by a lower target;
 //! - [`summary`] (JSON) and [`report`] (HTML with SVG charts).
 
 pub mod cluster;
@@ -28,6 +30,7 @@ pub mod simulation;
 pub mod summary;
 pub mod synthetic;
 pub mod timeline;
+pub mod verdict;
 pub mod windows;
 
 pub use config::{ModelConfig, Recording};

@@ -7,7 +7,7 @@ use foresight_core::decision::{decide, ScaleOutcome};
 
 use crate::cluster::{timestamp, Cluster, PodTemplate};
 use crate::config::{ModelConfig, Recording};
-use crate::forecaster::Forecaster;
+use crate::forecaster::{Forecaster, PredictionSummary};
 use crate::load::LoadTrace;
 use crate::meter::Meter;
 use crate::pipeline::{Feed, Pipeline};
@@ -24,6 +24,8 @@ pub struct PolicyOutcome {
     pub scores: Scores,
     /// What the report draws (with [`Recording::Full`]).
     pub timeline: Option<Timeline>,
+    /// How prediction fared; `None` when the policy does not predict.
+    pub prediction: Option<PredictionSummary>,
 }
 
 /// The instants a run covers: decisions at `start`, `start + sync`, ... before `end`.
@@ -190,13 +192,14 @@ pub fn run_policy(
                 r.rescale(record);
             }
         }
-        if let (Some(r), Some(f), Some(p)) = (
-            recorder.as_mut(),
-            forecaster.as_ref(),
-            reconciled.status.prediction.as_ref(),
-        ) {
+        if let (Some(f), Some(p)) = (forecaster.as_mut(), reconciled.status.prediction.as_ref()) {
             if f.last_refit() == Some(t) {
-                r.prediction(t, p);
+                if p.metrics.iter().any(|m| m.demoted) {
+                    f.record_demoted();
+                }
+                if let Some(r) = recorder.as_mut() {
+                    r.prediction(t, p);
+                }
             }
         }
         status = reconciled.status;
@@ -252,5 +255,6 @@ pub fn run_policy(
     PolicyOutcome {
         scores: keeper.finish(name, cluster.pods_started),
         timeline: recorder.map(Recorder::finish),
+        prediction: forecaster.map(|f| f.summary().clone()),
     }
 }

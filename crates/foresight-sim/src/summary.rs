@@ -4,8 +4,10 @@
 use serde::Serialize;
 
 use crate::config::ModelConfig;
+use crate::forecaster::PredictionSummary;
 use crate::score::Scores;
 use crate::simulation::Simulation;
+use crate::verdict::{deltas, Delta, EqualRisk};
 
 /// What the load was.
 #[derive(Clone, Debug, Serialize)]
@@ -22,11 +24,29 @@ pub struct TraceSummary<'a> {
     pub load_per_pod_at_target: f64,
 }
 
+/// How prediction fared for one policy.
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicyPrediction<'a> {
+    /// The policy.
+    pub policy: &'a str,
+    /// The figures.
+    #[serde(flatten)]
+    pub summary: &'a PredictionSummary,
+    /// The same in words.
+    pub text: String,
+}
+
 /// The whole summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary<'a> {
     /// One entry per policy, in the order given.
     pub policies: Vec<&'a Scores>,
+    /// Every policy after the first against the first.
+    pub against_first: Vec<Delta>,
+    /// Each predictive policy against a reactive policy as safe as it.
+    pub equal_risk: &'a [EqualRisk],
+    /// Each predictive policy's prediction: ready from when, the period, or why not.
+    pub prediction: Vec<PolicyPrediction<'a>>,
     /// The load.
     pub trace: TraceSummary<'a>,
     /// The model.
@@ -38,10 +58,26 @@ pub fn summary<'a>(
     simulation: &'a Simulation,
     source: &'a str,
     model: &'a ModelConfig,
+    equal_risk: &'a [EqualRisk],
 ) -> Summary<'a> {
     let time = |secs: i64| crate::cluster::timestamp(secs).to_string();
+    let policies: Vec<&Scores> = simulation.policies.iter().map(|p| &p.scores).collect();
     Summary {
-        policies: simulation.policies.iter().map(|p| &p.scores).collect(),
+        against_first: deltas(&policies),
+        policies,
+        equal_risk,
+        prediction: simulation
+            .policies
+            .iter()
+            .filter_map(|p| {
+                let summary = p.prediction.as_ref()?;
+                Some(PolicyPrediction {
+                    policy: &p.scores.name,
+                    summary,
+                    text: summary.describe(simulation.span.start),
+                })
+            })
+            .collect(),
         trace: TraceSummary {
             source,
             start: time(simulation.span.start),
@@ -54,8 +90,13 @@ pub fn summary<'a>(
 }
 
 /// The summary as pretty-printed JSON, ending with a newline.
-pub fn to_json(simulation: &Simulation, source: &str, model: &ModelConfig) -> String {
-    let mut text = serde_json::to_string_pretty(&summary(simulation, source, model))
+pub fn to_json(
+    simulation: &Simulation,
+    source: &str,
+    model: &ModelConfig,
+    equal_risk: &[EqualRisk],
+) -> String {
+    let mut text = serde_json::to_string_pretty(&summary(simulation, source, model, equal_risk))
         .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
     text.push('\n');
     text

@@ -149,6 +149,7 @@ fn the_same_inputs_and_seed_give_byte_identical_json() {
             &run(&policies, &load, &model(seed)),
             "synthetic",
             &model(seed),
+            &[],
         )
     };
     let first = json(3);
@@ -281,6 +282,8 @@ fn the_report_escapes_names_and_explains_every_rescale() {
             model: &model,
             unit: "cores",
             time_zone: jiff::tz::TimeZone::UTC,
+            equal_risk: &[],
+            closed_gaps: &[],
         },
     );
     assert!(!html.contains("<b>web</b>"));

@@ -412,11 +412,12 @@ pub enum LogFormat {
     Auto,
 }
 
-/// Installs the global log subscriber. `filter` is an `EnvFilter` directive
-/// (`info,foresight_k8s=debug`).
 /// The directive that silences kube's per-request error lines.
 const QUIET_KUBE_CLIENT: &str = "kube_client::client::builder=off";
 
+/// Installs the global log subscriber. `filter` is an `EnvFilter` directive
+/// (`info,foresight_k8s=debug`). Human-readable lines are coloured only on a terminal (and
+/// not when `NO_COLOR` is set): escape codes in a pipe or a log file are noise.
 pub fn init_logging(format: LogFormat, filter: &str) {
     use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
@@ -433,8 +434,10 @@ pub fn init_logging(format: LogFormat, filter: &str) {
         format!("{filter},{QUIET_KUBE_CLIENT}")
     };
     let filter = EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr);
     // A second install (tests, a re-run in the same process) is harmless: keep the first.
     let _ = if json {

@@ -14,7 +14,9 @@ use crate::cluster::timestamp;
 use crate::config::ModelConfig;
 use crate::runner::PolicyOutcome;
 use crate::simulation::Simulation;
+use crate::verdict::{change, deltas, EqualRisk};
 use crate::windows::CronWindow;
+use foresight_core::trace::Gap;
 use svg::{escape, Chart};
 
 pub use svg::nice_ticks;
@@ -30,6 +32,10 @@ const WIDTH: f64 = 1180.0;
 
 /// What the report shows besides the simulation.
 pub struct ReportContext<'a> {
+    /// Each predictive policy against a reactive policy as safe as it.
+    pub equal_risk: &'a [EqualRisk],
+    /// Gaps in the trace that were closed up (`--allow-gaps`).
+    pub closed_gaps: &'a [Gap],
     /// Where the load came from.
     pub source: &'a str,
     /// The model's settings.
@@ -42,6 +48,31 @@ pub struct ReportContext<'a> {
 
 fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
+}
+
+/// Dash patterns of the policies' lines, in order.
+const DASHES: [&str; 4] = ["none", "8 3", "2 2", "10 3 2 3"];
+
+/// How policy `i` of `count` is drawn where all are drawn together: its colour, a dash
+/// pattern of its own, and a width that shrinks with each policy drawn later, so that where
+/// lines coincide the earlier ones still show on both sides of the later.
+fn policy_line(i: usize, count: usize) -> String {
+    let width = 1.4 + 1.1 * (count.saturating_sub(1 + i)) as f64;
+    format!(
+        "stroke:{};stroke-width:{width:.1};stroke-dasharray:{}",
+        colour(i),
+        DASHES[i % DASHES.len()]
+    )
+}
+
+/// `1 core`, `2.5 cores`.
+fn amount(value: f64, unit: &str) -> String {
+    let unit = if value == 1.0 {
+        unit.strip_suffix('s').unwrap_or(unit)
+    } else {
+        unit
+    };
+    format!("{value} {unit}")
 }
 
 /// A time as `Wed 11 Aug 14:05` in `tz`.
@@ -114,26 +145,9 @@ pub fn render(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
         simulation.load_per_pod,
         unit = escape(ctx.unit),
     );
-    let m = ctx.model;
-    let _ = write!(
-        html,
-        "<p class=\"model\">Model: pods ready {}&#8239;s after creation (jitter up to {}&#8239;s, long tail of mean {}&#8239;s, seed {}); \
-         metrics scraped every {}&#8239;s over a {}&#8239;s window, {}&#8239;s extra lag; \
-         {}m CPU request and {} {} capacity per pod; predictor refitted every {}&#8239;s. \
-         See <code>docs/simulator.md</code>.</p>",
-        m.startup_delay_seconds,
-        m.startup_jitter_seconds,
-        m.startup_tail_seconds,
-        m.seed,
-        m.scrape_interval_seconds,
-        m.metric_window_seconds,
-        m.metric_lag_seconds,
-        m.pod_cpu_request_millicores,
-        m.pod_capacity,
-        escape(ctx.unit),
-        m.refit_interval_seconds,
-    );
+    html.push_str(&model_text(ctx));
     score_table(&mut html, simulation, ctx.unit);
+    verdict_section(&mut html, simulation, ctx);
     html.push_str(&capacity_chart(simulation, ctx));
     html.push_str(&close_up_chart(simulation, ctx));
     html.push_str(&replicas_chart(simulation, tz));
@@ -142,6 +156,147 @@ pub fn render(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
     }
     html.push_str("</body></html>\n");
     html
+}
+
+/// The model's settings, naming only the delays that are set.
+fn model_text(ctx: &ReportContext<'_>) -> String {
+    let m = ctx.model;
+    let mut startup = format!(
+        "pods ready {}&#8239;s after creation",
+        m.startup_delay_seconds
+    );
+    let mut extra = Vec::new();
+    if m.startup_jitter_seconds > 0 {
+        extra.push(format!("jitter up to {}&#8239;s", m.startup_jitter_seconds));
+    }
+    if m.startup_tail_seconds > 0 {
+        extra.push(format!(
+            "long tail of mean {}&#8239;s",
+            m.startup_tail_seconds
+        ));
+    }
+    if !extra.is_empty() {
+        let _ = write!(startup, " ({}, seed {})", extra.join(", "), m.seed);
+    }
+    let lag = if m.metric_lag_seconds > 0 {
+        format!(", {}&#8239;s extra lag", m.metric_lag_seconds)
+    } else {
+        String::new()
+    };
+    format!(
+        "<p class=\"model\">Model: {startup}; metrics scraped every {}&#8239;s over a {}&#8239;s \
+         window{lag}; {}m CPU request and {} capacity per pod; predictor refitted every \
+         {}&#8239;s. See <code>docs/simulator.md</code>.</p>",
+        m.scrape_interval_seconds,
+        m.metric_window_seconds,
+        m.pod_cpu_request_millicores,
+        escape(&amount(m.pod_capacity, ctx.unit)),
+        m.refit_interval_seconds,
+    )
+}
+
+/// The answer to "is it worth it": each policy against the first, each predictive policy
+/// against the reactive one as safe as it (drawn as bars), and how prediction fared.
+fn verdict_section(html: &mut String, simulation: &Simulation, ctx: &ReportContext<'_>) {
+    let scores: Vec<_> = simulation.policies.iter().map(|p| &p.scores).collect();
+    let deltas = deltas(&scores);
+    if deltas.is_empty() && ctx.closed_gaps.is_empty() {
+        return;
+    }
+    html.push_str("<h2>Verdict</h2><ul class=\"verdict\" id=\"verdict\">");
+    let text = |(before, after): (f64, f64), unit: &str| {
+        let (difference, percent) = change((before, after));
+        let percent = percent.map_or_else(String::new, |p| format!(", {p:+.1}%"));
+        format!("{before:.1} → {after:.1}{unit} ({difference:+.1}{percent})")
+    };
+    for d in &deltas {
+        let _ = write!(
+            html,
+            "<li><b>{}</b> against {}: under-provisioned {}; replica-hours {}.</li>",
+            escape(&d.policy),
+            escape(&d.baseline),
+            text(d.under_minutes, " min"),
+            text(d.replica_hours, "")
+        );
+    }
+    for gap in ctx.closed_gaps {
+        let _ = write!(
+            html,
+            "<li>No samples for {} s between lines {} and {} of the trace: closed up \
+             (<code>--allow-gaps</code>), so later times are shifted earlier.</li>",
+            gap.seconds(),
+            gap.before.0,
+            gap.after.0
+        );
+    }
+    html.push_str("</ul>");
+    for (n, e) in ctx.equal_risk.iter().enumerate() {
+        equal_risk_bars(html, n, e);
+    }
+    let predicting: Vec<_> = simulation
+        .policies
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, &p.scores.name, p.prediction.as_ref()?)))
+        .collect();
+    if !predicting.is_empty() {
+        html.push_str("<h3>Prediction</h3><ul class=\"prediction-status\">");
+        for (i, name, summary) in predicting {
+            let _ = write!(
+                html,
+                "<li id=\"prediction-status-{i}\"><b>{}</b>: {}</li>",
+                escape(name),
+                escape(&summary.describe(simulation.span.start))
+            );
+        }
+        html.push_str("</ul>");
+    }
+}
+
+/// A predictive policy's cost beside the cost of the reactive policy that is as safe.
+fn equal_risk_bars(html: &mut String, n: usize, e: &EqualRisk) {
+    let most = e
+        .replica_hours
+        .max(e.reactive_replica_hours)
+        .max(f64::MIN_POSITIVE);
+    let verdict = match e.saving_percent() {
+        _ if !e.reached => format!(
+            "no reactive target is as safe as {}; the lowest tried is shown",
+            e.policy
+        ),
+        p if p > 0.05 => format!("{} is {p:.1}% cheaper at equal safety", e.policy),
+        p if p < -0.05 => format!("{} costs {:.1}% more at equal safety", e.policy, -p),
+        _ => format!("{} costs the same at equal safety", e.policy),
+    };
+    let _ = write!(
+        html,
+        "<h3>Equal risk: {}</h3><p class=\"note\">A reactive policy buys safety with a lower \
+         target. At <code>{}</code> ({}% of the target) it is under-provisioned {:.1} min; {} \
+         is under-provisioned {:.1} min. <b>{}</b>.</p><div class=\"bars\" id=\"equal-risk-{n}\">",
+        escape(&e.policy),
+        escape(&e.reactive_target),
+        e.reactive_target_share,
+        e.reactive_under_minutes,
+        escape(&e.policy),
+        e.under_minutes,
+        escape(&verdict),
+    );
+    for (label, hours) in [
+        (
+            format!("reactive at {}", e.reactive_target),
+            e.reactive_replica_hours,
+        ),
+        (e.policy.clone(), e.replica_hours),
+    ] {
+        let _ = write!(
+            html,
+            "<div class=\"bar\"><span class=\"label\">{}</span><span class=\"fill\" \
+             style=\"width:{:.1}%\"></span><span class=\"value\">{hours:.1} replica-h</span></div>",
+            escape(&label),
+            hours / most * 70.0
+        );
+    }
+    html.push_str("</div>");
 }
 
 fn score_table(html: &mut String, simulation: &Simulation, unit: &str) {
@@ -221,7 +376,7 @@ fn capacity_chart(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
     );
     for (i, p) in simulation.policies.iter().enumerate() {
         if let Some(t) = &p.timeline {
-            let style = format!("stroke:{}", colour(i));
+            let style = policy_line(i, simulation.policies.len());
             chart.steps(t.start, t.bucket_seconds, &t.capacity, "capacity", &style);
             chart.legend(&format!("{} ready capacity", p.scores.name), &style, false);
         }
@@ -334,7 +489,7 @@ fn close_up_chart(simulation: &Simulation, ctx: &ReportContext<'_>) -> String {
             })
             .collect();
         chart.periods(&inside, "under", None, Some(&titles));
-        let style = format!("stroke:{}", colour(*i));
+        let style = policy_line(*i, simulation.policies.len());
         chart.steps(*start, t.tick_seconds, values, "capacity", &style);
         chart.legend(&format!("{name} ready capacity"), &style, false);
     }
@@ -365,7 +520,7 @@ fn replicas_chart(simulation: &Simulation, tz: &TimeZone) -> String {
     let mut chart = Chart::new(WIDTH, 260.0, span.start, span.end, f64::from(max) * 1.05);
     for (i, p) in simulation.policies.iter().enumerate() {
         if let Some(t) = &p.timeline {
-            let style = format!("stroke:{}", colour(i));
+            let style = policy_line(i, simulation.policies.len());
             let values: Vec<f64> = t.replicas.iter().map(|r| f64::from(*r)).collect();
             chart.steps(t.start, t.bucket_seconds, &values, "replicas", &style);
             chart.legend(&p.scores.name, &style, false);
@@ -582,11 +737,35 @@ fn policy_section(
         chart.markers(&peaks, "peaks", "triangle", "fill:#333");
         chart.legend("daily forecast peak", "fill:#333", true);
     }
+    let mut hover = Vec::new();
+    if !t.under_provisioned.is_empty() {
+        hover.push("an under-provisioned period");
+    }
+    if !windows.is_empty() {
+        hover.push("a cron window");
+    }
+    if !peaks.is_empty() {
+        hover.push("a forecast peak");
+    }
+    let hover = match hover.as_slice() {
+        [] => String::new(),
+        [one] => format!(" Hover over {one} for details."),
+        [init @ .., last] => format!(" Hover over {} or {last} for details.", init.join(", ")),
+    };
+    let periods = match t.under_provisioned.len() {
+        0 => "Never under-provisioned.".to_owned(),
+        1 => format!(
+            "1 under-provisioned period, {:.1} minutes.",
+            outcome.scores.under_provisioned_minutes
+        ),
+        n => format!(
+            "{n} under-provisioned periods, {:.1} minutes in all.",
+            outcome.scores.under_provisioned_minutes
+        ),
+    };
     let _ = write!(
         html,
-        "<p class=\"note\">{} under-provisioned periods, {:.1} minutes in all. Hover over a shaded period, a cron window or a forecast peak for details.</p>{}",
-        t.under_provisioned.len(),
-        outcome.scores.under_provisioned_minutes,
+        "<p class=\"note\">{periods}{hover}</p>{}",
         chart.finish(
             &format!("chart-policy-{index}"),
             &format!("{name}: load, ready capacity, under-provisioned periods"),

@@ -23,6 +23,9 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The narrowest a shaded period is drawn, pixels.
+pub const MIN_PERIOD_PX: f64 = 4.0;
+
 /// A chart under construction.
 pub struct Chart {
     width: f64,
@@ -127,10 +130,15 @@ impl Chart {
         };
         let _ = write!(self.body, r#"<g class="{class}">"#);
         for (i, &(a, b)) in periods.iter().enumerate() {
-            let x0 = self.x(a.max(self.t0));
+            let mut x0 = self.x(a.max(self.t0));
             let x1 = self.x(b.min(self.t1));
-            // Keep very short periods visible: at least half a pixel wide.
-            let w = (x1 - x0).max(0.5);
+            // A minute in a week is a tenth of a pixel: short periods are widened, about
+            // their middle, to a band that can be seen and hovered at any zoom.
+            let mut w = x1 - x0;
+            if w < MIN_PERIOD_PX {
+                x0 -= (MIN_PERIOD_PX - w) / 2.0;
+                w = MIN_PERIOD_PX;
+            }
             match titles.and_then(|t| t.get(i)) {
                 Some(title) => {
                     let _ = write!(

@@ -32,11 +32,14 @@ pub fn time_ticks(t0: i64, t1: i64, tz: &TimeZone, width: f64) -> Vec<TimeTick> 
     let label_minor =
         minor_minutes.is_some_and(|m| f64::from(m) * 60.0 * px_per_second >= MIN_LABEL_PX);
     let day_px = 86_400.0 * px_per_second;
-    let day_label_every = if day_px >= MIN_DAY_LABEL_PX {
-        1
-    } else {
-        (MIN_DAY_LABEL_PX / day_px.max(1e-9)).ceil() as usize
-    };
+    // Days are labelled (and, when too close for a line each, drawn) every 1, 2 days, or
+    // whole weeks and multiples, so that a long span's grid reads as weeks, not a fence.
+    let needed = (MIN_DAY_LABEL_PX / day_px.max(1e-9)).ceil() as usize;
+    let day_label_every = [1usize, 2, 7, 14, 28, 56, 91, 182, 364]
+        .into_iter()
+        .find(|d| *d >= needed)
+        .unwrap_or(needed);
+    let every_day_drawn = day_px >= MIN_TICK_PX;
 
     let Ok(start) = Timestamp::from_second(t0) else {
         return Vec::new();
@@ -56,11 +59,13 @@ pub fn time_ticks(t0: i64, t1: i64, tz: &TimeZone, width: f64) -> Vec<TimeTick> 
             let label = day_index
                 .is_multiple_of(day_label_every)
                 .then(|| day.strftime("%a %d %b").to_string());
-            ticks.push(TimeTick {
-                time: midnight,
-                label,
-                major: true,
-            });
+            if every_day_drawn || label.is_some() {
+                ticks.push(TimeTick {
+                    time: midnight,
+                    label,
+                    major: true,
+                });
+            }
             day_index += 1;
         }
         if let Some(step) = minor_minutes {
@@ -124,6 +129,21 @@ mod tests {
         let labelled = ticks.iter().filter(|t| t.label.is_some()).count();
         assert!(labelled <= 13, "{labelled}");
         assert!(ticks.iter().all(|t| t.major), "no room for hours");
+    }
+
+    #[test]
+    fn a_span_of_months_gets_weekly_lines_not_daily_ones() {
+        let ticks = time_ticks(0, 111 * 86_400, &TimeZone::UTC, 1100.0);
+        assert!(
+            ticks.iter().all(|t| t.label.is_some()),
+            "every line is labelled"
+        );
+        assert!((8..=16).contains(&ticks.len()), "{}", ticks.len());
+        let gaps: Vec<i64> = ticks.windows(2).map(|w| w[1].time - w[0].time).collect();
+        assert!(
+            gaps.iter().all(|g| *g == gaps[0]),
+            "evenly spaced: {gaps:?}"
+        );
     }
 
     #[test]
