@@ -192,8 +192,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             closed_gaps: &closed_gaps,
         },
     );
-    std::fs::write(&report_path, html)
-        .with_context(|| format!("cannot write the report {}", report_path.display()))?;
+    write_report(&report_path, &html)?;
 
     if args.json {
         print!(
@@ -369,19 +368,33 @@ fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap
     Ok((trace, series.source, series.closed_gaps))
 }
 
-/// Where the report goes. `--out DIR` is created when missing; the directory of
-/// `--report FILE` must exist (a mistyped path is an error, not a new directory tree).
+/// Where the report goes. `--out DIR` is created when missing (once the run has succeeded);
+/// the directory of `--report FILE` must exist: a mistyped path is an error, not a new
+/// directory tree, and it is found before the run rather than after.
 fn report_path(args: &SimulateArgs) -> anyhow::Result<PathBuf> {
-    let (path, create) = match (&args.report, &args.out) {
-        (Some(file), _) => (file.clone(), false),
-        (None, Some(dir)) => (dir.join("report.html"), true),
-        (None, None) => (Path::new("foresight-report").join("report.html"), true),
-    };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if create {
+    match (&args.report, &args.out) {
+        (Some(file), _) => {
+            let dir = file
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !dir.is_dir() {
+                anyhow::bail!(
+                    "--report {}: the directory {} does not exist",
+                    file.display(),
+                    dir.display()
+                );
+            }
+            Ok(file.clone())
+        }
+        (None, Some(dir)) => Ok(dir.join("report.html")),
+        (None, None) => Ok(Path::new("foresight-report").join("report.html")),
+    }
+}
+
+/// Writes the report, creating the `--out` directory when missing.
+fn write_report(path: &Path, html: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {
             anyhow::anyhow!(
                 "cannot create the report directory {}: {}",
@@ -389,14 +402,14 @@ fn report_path(args: &SimulateArgs) -> anyhow::Result<PathBuf> {
                 io_error(&e)
             )
         })?;
-    } else if !dir.is_dir() {
-        anyhow::bail!(
-            "--report {}: the directory {} does not exist",
-            path.display(),
-            dir.display()
-        );
     }
-    Ok(path)
+    std::fs::write(path, html).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write the report {}: {}",
+            path.display(),
+            io_error(&e)
+        )
+    })
 }
 
 /// `cores` when the first policy scales on CPU, else the metric's own unit.
