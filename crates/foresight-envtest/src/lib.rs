@@ -20,6 +20,7 @@ pub mod metrics_api;
 pub mod node;
 pub mod pki;
 pub mod process;
+pub mod prometheus;
 pub mod workload;
 
 use std::future::Future;

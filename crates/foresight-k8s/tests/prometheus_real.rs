@@ -9,10 +9,8 @@
 //! skip, without it.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use foresight_api::status::{
     ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, ScalingHistory,
@@ -25,6 +23,7 @@ use foresight_core::metrics::{ContainerUsage, MetricData, PodResourceSample, Val
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
 use foresight_core::proposals::Scale;
 use foresight_core::resources::ResourceList;
+use foresight_envtest::prometheus::PrometheusServer;
 use foresight_k8s::forecasts::{
     read_prometheus_metrics, CorePredictor, ForecastCache, ForecastSettings,
 };
@@ -33,137 +32,6 @@ use jiff::{SignedDuration, Timestamp};
 
 const DAY: i64 = 86_400;
 const STEP: i64 = 60;
-
-/// A Prometheus process of our own; killed (by its pid) when dropped.
-struct PrometheusServer {
-    child: Option<Child>,
-    url: String,
-    _dir: tempfile::TempDir,
-    log: PathBuf,
-}
-
-impl PrometheusServer {
-    /// Backfills `openmetrics` into a fresh TSDB and serves it.
-    fn start(openmetrics: &str) -> PrometheusServer {
-        require("prometheus");
-        require("promtool");
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let input = dir.path().join("history.om");
-        std::fs::write(&input, openmetrics).expect("write the OpenMetrics file");
-        let data = dir.path().join("data");
-        let out = Command::new("promtool")
-            .args(["tsdb", "create-blocks-from", "openmetrics", "--quiet"])
-            .arg(&input)
-            .arg(&data)
-            .output()
-            .expect("promtool runs");
-        assert!(
-            out.status.success(),
-            "promtool create-blocks-from openmetrics failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let config = dir.path().join("prometheus.yml");
-        std::fs::write(&config, "global:\n  scrape_interval: 1m\n").expect("write the config");
-        let port = free_port();
-        let log = dir.path().join("prometheus.log");
-        let log_file = std::fs::File::create(&log).expect("create the log");
-        let child = Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", data.display()))
-            .arg("--storage.tsdb.retention.time=30d")
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdout(Stdio::null())
-            .stderr(log_file)
-            .spawn()
-            .expect("prometheus starts");
-        let mut server = PrometheusServer {
-            child: Some(child),
-            url: format!("http://127.0.0.1:{port}"),
-            _dir: dir,
-            log,
-        };
-        server.wait_ready();
-        server
-    }
-
-    fn wait_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let addr = self.url.trim_start_matches("http://").to_owned();
-        while Instant::now() < deadline {
-            if let Some(child) = &mut self.child {
-                if let Ok(Some(status)) = child.try_wait() {
-                    panic!("prometheus exited ({status}): {}", self.log_text());
-                }
-            }
-            if http_ok(&addr, "/-/ready") {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!(
-            "prometheus did not become ready in 30s: {}",
-            self.log_text()
-        );
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Stops the server, as an outage would.
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for PrometheusServer {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-fn require(tool: &str) {
-    let found = Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "`{tool}` is not installed or not on PATH. These tests need a real Prometheus: \
-         install Debian's package with `apt-get install -y prometheus` (it provides both \
-         prometheus and promtool)."
-    );
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port on 127.0.0.1")
-}
-
-/// A bare HTTP/1.0 GET, enough to poll readiness without an async runtime.
-fn http_ok(addr: &str, path: &str) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(addr) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    if stream
-        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .is_err()
-    {
-        return false;
-    }
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response.starts_with("HTTP/1.0 200") || response.starts_with("HTTP/1.1 200")
-}
 
 /// The test's "now": the last sample of the generated history, on a whole minute.
 fn now() -> Timestamp {
@@ -322,7 +190,7 @@ async fn a_promql_metric_drives_a_decision() {
     let now = now();
     let server = PrometheusServer::start(&history(now, 1));
     let client =
-        PrometheusClient::new(&server.url, PrometheusOptions::default()).expect("a client");
+        PrometheusClient::new(server.url(), PrometheusOptions::default()).expect("a client");
     let a = autoscaler(serde_json::json!({
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
         "maxReplicas": 20,
@@ -381,7 +249,7 @@ async fn history_feeds_the_predictor_and_an_outage_demotes_it() {
     let mut server = PrometheusServer::start(&history(now, 4));
     // Small requests, so the 3-day history is fetched in several pieces.
     let client = PrometheusClient::new(
-        &server.url,
+        server.url(),
         PrometheusOptions {
             max_points_per_request: 2000,
             ..Default::default()

@@ -1,0 +1,144 @@
+//! A Prometheus server of the test's own (Debian's `prometheus` package): its TSDB is
+//! backfilled from OpenMetrics text with `promtool tsdb create-blocks-from openmetrics`, and
+//! it serves on a free loopback port until dropped.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A Prometheus process of our own; killed (by its pid) when dropped.
+pub struct PrometheusServer {
+    child: Option<Child>,
+    url: String,
+    _dir: tempfile::TempDir,
+    log: PathBuf,
+}
+
+impl PrometheusServer {
+    /// Backfills `openmetrics` into a fresh TSDB and serves it on a free loopback port;
+    /// panics, naming the Debian package, when `prometheus` or `promtool` is missing.
+    pub fn start(openmetrics: &str) -> PrometheusServer {
+        require("prometheus");
+        require("promtool");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let input = dir.path().join("history.om");
+        std::fs::write(&input, openmetrics).expect("write the OpenMetrics file");
+        let data = dir.path().join("data");
+        let out = Command::new("promtool")
+            .args(["tsdb", "create-blocks-from", "openmetrics", "--quiet"])
+            .arg(&input)
+            .arg(&data)
+            .output()
+            .expect("promtool runs");
+        assert!(
+            out.status.success(),
+            "promtool create-blocks-from openmetrics failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(&config, "global:\n  scrape_interval: 1m\n").expect("write the config");
+        let port = free_port();
+        let log = dir.path().join("prometheus.log");
+        let log_file = std::fs::File::create(&log).expect("create the log");
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", data.display()))
+            .arg("--storage.tsdb.retention.time=30d")
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(log_file)
+            .spawn()
+            .expect("prometheus starts");
+        let mut server = PrometheusServer {
+            child: Some(child),
+            url: format!("http://127.0.0.1:{port}"),
+            _dir: dir,
+            log,
+        };
+        server.wait_ready();
+        server
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let addr = self.url.trim_start_matches("http://").to_owned();
+        while Instant::now() < deadline {
+            if let Some(child) = &mut self.child {
+                if let Ok(Some(status)) = child.try_wait() {
+                    panic!("prometheus exited ({status}): {}", self.log_text());
+                }
+            }
+            if http_ok(&addr, "/-/ready") {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "prometheus did not become ready in 30s: {}",
+            self.log_text()
+        );
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Its base URL, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops the server, as an outage would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for PrometheusServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn require(tool: &str) {
+    let found = Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "`{tool}` is not installed or not on PATH. These tests need a real Prometheus: \
+         install Debian's package with `apt-get install -y prometheus` (it provides both \
+         prometheus and promtool)."
+    );
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port on 127.0.0.1")
+}
+
+/// A bare HTTP/1.0 GET, enough to poll readiness without an async runtime.
+fn http_ok(addr: &str, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(addr) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .is_err()
+    {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.starts_with("HTTP/1.0 200") || response.starts_with("HTTP/1.1 200")
+}
