@@ -109,6 +109,122 @@ fn path_data<'a>(svg: &'a str, class: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// Chromium's screenshot of `file`, `width` × `height` pixels, decoded to RGB(A) rows.
+fn screenshot(file: &Path, profile: &Path, width: u32, height: u32) -> (Vec<u8>, usize) {
+    let png_path = file.with_extension("png");
+    let status = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--window-size={width},{height}"))
+        .arg(format!("--screenshot={}", png_path.display()))
+        .arg(format!("file://{}", file.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("Chromium starts");
+    assert!(status.success(), "Chromium could not take a screenshot");
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png_path).expect("the screenshot exists"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a sized image")];
+    let info = reader.next_frame(&mut pixels).expect("the PNG decodes");
+    let channels = info.color_type.samples();
+    pixels.truncate(info.buffer_size());
+    (pixels, channels)
+}
+
+/// Pixels within a small distance of `#rrggbb`.
+fn pixels_of(pixels: &[u8], channels: usize, colour: &str) -> usize {
+    let hex = |i: usize| i32::from_str_radix(&colour[i..i + 2], 16).expect("a hex colour");
+    let (r, g, b) = (hex(1), hex(3), hex(5));
+    pixels
+        .chunks(channels)
+        .filter(|p| {
+            let d = (i32::from(p[0]) - r).abs()
+                + (i32::from(p[1]) - g).abs()
+                + (i32::from(p[2]) - b).abs();
+            d <= 45
+        })
+        .count()
+}
+
+/// The inline `style` of each path with `class` in `svg`, as (stroke, width, dash pattern).
+fn line_styles(svg: &str, class: &str) -> Vec<(String, f64, String)> {
+    let marker = format!("<path class=\"{class}\" style=\"");
+    svg.match_indices(&marker)
+        .map(|(i, m)| {
+            let rest = &svg[i + m.len()..];
+            let style = &rest[..rest.find('"').expect("the style ends")];
+            let get = |key: &str| {
+                style
+                    .split(';')
+                    .find_map(|kv| kv.strip_prefix(key))
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            (
+                get("stroke:"),
+                get("stroke-width:").parse().unwrap_or(0.0),
+                get("stroke-dasharray:"),
+            )
+        })
+        .collect()
+}
+
+/// Every policy's line in chart `id` of `report`: drawn in a style of its own, earlier lines
+/// wider than later ones (so that where lines coincide the earlier show on both sides of the
+/// later), and, in Chromium's rendering of the chart alone, each policy's colour is on
+/// screen.
+fn every_line_shows(report: &Path, dom: &str, id: &str, class: &str, policies: usize) {
+    let svg = format!("{}</svg>", element(dom, "svg", id));
+    let styles = line_styles(&svg, class);
+    assert_eq!(styles.len(), policies, "{id}: {styles:?}");
+    for pair in styles.windows(2) {
+        assert!(
+            pair[0].1 > pair[1].1,
+            "{id}: a later line is as wide: {styles:?}"
+        );
+        assert_ne!(
+            pair[0].2, pair[1].2,
+            "{id}: two lines dashed alike: {styles:?}"
+        );
+    }
+    let html = std::fs::read_to_string(report).expect("the report");
+    let css = &html
+        [html.find("<style>").expect("a style sheet")..html.find("</style>").expect("its end") + 8];
+    let page = report.with_file_name(format!("{id}.html"));
+    std::fs::write(
+        &page,
+        format!("<!DOCTYPE html><html><head>{css}</head><body style=\"margin:0;padding:0\">{svg}</body></html>"),
+    )
+    .expect("write the chart's page");
+    let (pixels, channels) = screenshot(
+        &page,
+        &report.with_file_name(format!("{id}-profile")),
+        1200,
+        360,
+    );
+    for (stroke, _, _) in &styles {
+        let shown = pixels_of(&pixels, channels, stroke);
+        // The legend's sample of a line is about 20 × 2.5 pixels; a line across the chart is
+        // hundreds more.
+        eprintln!("{id}: {stroke} shows in {shown} pixels");
+        assert!(
+            shown > 300,
+            "{id}: the {stroke} line shows in {shown} pixels only"
+        );
+    }
+}
+
 #[test]
 fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
@@ -178,6 +294,17 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
     );
     let replicas = element(&dom, "svg", "chart-replicas");
     assert_eq!(path_data(replicas, "replicas").len(), 3);
+    // Every policy's line is drawn visibly, not covered by the last one drawn.
+    every_line_shows(&report, &dom, "chart-capacity", "capacity", 3);
+    every_line_shows(&report, &dom, "chart-close-up", "capacity", 3);
+    every_line_shows(&report, &dom, "chart-replicas", "replicas", 3);
+
+    // The verdict: each policy against the first, prediction at equal risk, its status.
+    let verdict = element(&dom, "ul", "verdict");
+    assert!(verdict.contains("against reactive"), "{verdict}");
+    assert!(dom.contains("cheaper at equal safety") || dom.contains("more at equal safety"));
+    assert!(element(&dom, "div", "equal-risk-0").contains("replica-h"));
+    assert!(element(&dom, "li", "prediction-status-1").contains("ready after"));
 
     // Each policy's charts: its capacity, its replicas with one hover mark per rescale.
     for i in 0..3 {
@@ -214,4 +341,46 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
     assert!(capacity.contains("time (Asia/Shanghai)"));
     assert!(replicas.contains(">replicas<"));
     assert!(capacity.contains("class=\"legend\""));
+}
+
+/// A run of months: the time axis is a weekly (or coarser) grid, not one line a day, and both
+/// policies' lines show.
+#[test]
+fn a_long_run_has_a_readable_grid_and_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/simulate/policy.yaml"
+    ))
+    .unwrap();
+    let reactive = &policy[..policy.find("  prediction:").unwrap()];
+    std::fs::write(dir.path().join("web.yaml"), reactive).unwrap();
+    std::fs::write(
+        dir.path().join("web-45.yaml"),
+        reactive
+            .replace("averageUtilization: 60", "averageUtilization: 45")
+            .replacen("  name: web\n", "  name: web-45\n", 1),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_foresight"))
+        .args(["simulate", "--synthetic", "--days", "111", "--quiet"])
+        .args(["--spec", "web.yaml", "--spec", "web-45.yaml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = dir.path().join("foresight-report/report.html");
+    let dom = dump_dom(&report, &dir.path().join("profile"));
+    let capacity = element(&dom, "svg", "chart-capacity");
+    let majors = capacity.matches("class=\"major\"").count();
+    assert!(
+        (4..=40).contains(&majors),
+        "{majors} major grid lines and labels over 111 days"
+    );
+    every_line_shows(&report, &dom, "chart-capacity", "capacity", 2);
+    every_line_shows(&report, &dom, "chart-replicas", "replicas", 2);
 }

@@ -51,13 +51,13 @@ fn colour(i: usize) -> &'static str {
 }
 
 /// Dash patterns of the policies' lines, in order.
-const DASHES: [&str; 4] = ["none", "8 3", "2 2", "10 3 2 3"];
+const DASHES: [&str; 4] = ["none", "9 3", "3 2", "10 3 2 3"];
 
 /// How policy `i` of `count` is drawn where all are drawn together: its colour, a dash
 /// pattern of its own, and a width that shrinks with each policy drawn later, so that where
 /// lines coincide the earlier ones still show on both sides of the later.
 fn policy_line(i: usize, count: usize) -> String {
-    let width = 1.4 + 1.1 * (count.saturating_sub(1 + i)) as f64;
+    let width = 1.8 + 1.0 * (count.saturating_sub(1 + i)) as f64;
     format!(
         "stroke:{};stroke-width:{width:.1};stroke-dasharray:{}",
         colour(i),
