@@ -21,6 +21,7 @@ use foresight_k8s::telemetry::{self, LogFormat};
 /// Arguments of `foresight controller`. Every flag can also be set by its environment
 /// variable, as a container spec usually does.
 #[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct ControllerArgs {
     /// Kubeconfig file; without it, the in-cluster service account, then ~/.kube/config.
     #[arg(long, env = "KUBECONFIG")]
@@ -56,9 +57,9 @@ pub struct ControllerArgs {
     /// How long a Lease holds without renewal.
     #[arg(long, env = "FORESIGHT_LEASE_DURATION", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub lease_duration: Duration,
-    /// Reconciles in flight at most.
-    #[arg(long, env = "FORESIGHT_CONCURRENCY", default_value_t = 16)]
-    pub concurrency: u16,
+    /// Reconciles in flight at most (1 to 1000).
+    #[arg(long, env = "FORESIGHT_CONCURRENCY", default_value = "16", value_parser = crate::cli::flags::whole::<1, 1000>)]
+    pub concurrency: i64,
     /// Address of /metrics, /healthz and /readyz.
     #[arg(
         long,
@@ -81,8 +82,8 @@ pub struct ControllerArgs {
         default_value = "Deployment,StatefulSet,ReplicaSet"
     )]
     pub cached_workloads: Vec<String>,
-    /// Default tolerance (usage-ratio dead band) for objects that set none.
-    #[arg(long, env = "FORESIGHT_TOLERANCE", default_value_t = 0.1)]
+    /// Default tolerance (usage-ratio dead band) for objects that set none (0 to 10).
+    #[arg(long, env = "FORESIGHT_TOLERANCE", default_value = "0.1", value_parser = tolerance)]
     pub tolerance: f64,
     /// Default time between syncs for objects that set no syncPeriodSeconds (whole seconds).
     #[arg(long, env = "FORESIGHT_SYNC_PERIOD", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
@@ -169,6 +170,11 @@ fn given(values: &[String]) -> impl Iterator<Item = &str> {
     values.iter().map(|v| v.trim()).filter(|v| !v.is_empty())
 }
 
+/// `--tolerance`: a usage-ratio dead band, 0 to 10.
+fn tolerance(text: &str) -> Result<f64, String> {
+    crate::cli::flags::number_between(text, 0.0, 10.0)
+}
+
 impl ControllerArgs {
     /// The controller's options; `prometheus` is what [`ControllerArgs::prometheus`] gave.
     fn options(
@@ -176,12 +182,6 @@ impl ControllerArgs {
         default_namespace: &str,
         prometheus: Option<PrometheusSettings>,
     ) -> anyhow::Result<Options> {
-        if !(0.0..=10.0).contains(&self.tolerance) {
-            anyhow::bail!(
-                "--tolerance must be between 0 and 10, got {}",
-                self.tolerance
-            );
-        }
         if self.sync_period < Duration::from_secs(1) {
             anyhow::bail!("--sync-period must be at least 1s");
         }
@@ -221,7 +221,7 @@ impl ControllerArgs {
                 metrics_max_age: self.metrics_max_age,
                 ..Settings::default()
             },
-            concurrency: self.concurrency.max(1),
+            concurrency: u16::try_from(self.concurrency)?,
             leader: self.leader_elect.then(|| LeaderOptions {
                 lease_name: self.lease_name.clone(),
                 lease_namespace: self

@@ -50,6 +50,25 @@ pub fn whole<const MIN: i64, const MAX: i64>(text: &str) -> Result<i64, String> 
     }
 }
 
+/// A finite number from `min` to `max`, for flags such as `--tolerance` and `--pod-capacity`.
+pub fn number_between(text: &str, min: f64, max: f64) -> Result<f64, String> {
+    let text = text.trim();
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(v),
+        Ok(v) => Err(format!(
+            "{v} is out of range: use a number from {min} to {max}"
+        )),
+        Err(_) => Err(format!("{text:?} is not a number")),
+    }
+}
+
+/// A seed: any whole number from 0.
+pub fn seed(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    text.parse::<u64>()
+        .map_err(|_| format!("{text:?} is not a seed: use a whole number from 0"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,7 +70,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub startup_tail: i64,
     /// Seed of the start-up jitter and of the synthetic load.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value = "1", value_parser = super::flags::seed)]
     pub seed: u64,
     /// metrics-server's scrape interval.
     #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
@@ -86,7 +86,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "1000", value_name = "MILLICORES", value_parser = whole::<1, 1_000_000>)]
     pub pod_cpu_request: i64,
     /// The load one ready pod can serve (cores for CPU); default: its CPU request.
-    #[arg(long, value_name = "LOAD")]
+    #[arg(long, value_name = "LOAD", value_parser = pod_capacity)]
     pub pod_capacity: Option<f64>,
     /// Simulated time between two refits of the predictor.
     #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
@@ -106,6 +106,14 @@ pub struct SimulateArgs {
     /// Skip the equal-risk comparison (it replays the baseline at up to nine targets).
     #[arg(long)]
     pub no_equal_risk: bool,
+}
+
+/// `--pod-capacity`: the load one pod serves, more than nothing and at most a million units.
+fn pod_capacity(text: &str) -> Result<f64, String> {
+    match super::flags::number_between(text, 0.0, 1e6)? {
+        0.0 => Err("0 is out of range: a pod must serve some load".to_owned()),
+        v => Ok(v),
+    }
 }
 
 /// The longest span the simulator replays: a year, with room for a leap day and a
