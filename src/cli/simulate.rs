@@ -19,7 +19,7 @@ use foresight_sim::report::{render, ReportContext};
 use foresight_sim::score::Scores;
 use foresight_sim::simulation::{compile_policies, scaled_load, total_decisions, CompiledPolicy};
 use foresight_sim::synthetic::{generate, SyntheticConfig};
-use foresight_sim::verdict::{change, deltas, equal_risk, most_runs, EqualRisk};
+use foresight_sim::verdict::{change_text, deltas, equal_risk, most_runs, EqualRisk};
 use foresight_sim::{simulate, summary, LoadScale, ModelConfig, Recording, Simulation};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -258,23 +258,8 @@ fn print_verdict(simulation: &Simulation, equal_risk: &[EqualRisk]) {
     }
 }
 
-/// `0.8 → 0.0 min (−0.8, −100%)`.
-fn change_text(values: (f64, f64), unit: &str) -> String {
-    let (difference, percent) = change(values);
-    let percent = percent.map_or_else(String::new, |p| format!(", {p:+.1}%"));
-    format!(
-        "{:.1} → {:.1}{unit} ({difference:+.1}{percent})",
-        values.0, values.1
-    )
-}
-
 /// The equal-risk comparison in one sentence.
 fn equal_risk_sentence(e: &EqualRisk) -> String {
-    let verdict = match e.saving_percent() {
-        p if p > 0.05 => format!("{} is {p:.1}% cheaper at equal safety", e.policy),
-        p if p < -0.05 => format!("{} costs {:.1}% more at equal safety", e.policy, -p),
-        _ => format!("{} costs the same at equal safety", e.policy),
-    };
     if !e.reached {
         return format!(
             "equal risk: no reactive target reaches {}'s {:.1} under-provisioned minutes (at \
@@ -289,14 +274,15 @@ fn equal_risk_sentence(e: &EqualRisk) -> String {
     }
     format!(
         "equal risk: reactive at {} ({}% of the target) is under-provisioned {:.1} min for \
-         {:.1} replica-h; {} is {:.1} min for {:.1} replica-h: {verdict}",
+         {:.1} replica-h; {} is {:.1} min for {:.1} replica-h: {}",
         e.reactive_target,
         e.reactive_target_share,
         e.reactive_under_minutes,
         e.reactive_replica_hours,
         e.policy,
         e.under_minutes,
-        e.replica_hours
+        e.replica_hours,
+        e.verdict()
     )
 }
 

@@ -40,6 +40,16 @@ pub fn change((before, after): (f64, f64)) -> (f64, Option<f64>) {
     (difference, percent)
 }
 
+/// `0.8 → 0.0 min (-0.8, -100.0%)`.
+pub fn change_text(values: (f64, f64), unit: &str) -> String {
+    let (difference, percent) = change(values);
+    let percent = percent.map_or_else(String::new, |p| format!(", {p:+.1}%"));
+    format!(
+        "{:.1} → {:.1}{unit} ({difference:+.1}{percent})",
+        values.0, values.1
+    )
+}
+
 /// Every policy after the first against the first.
 pub fn deltas(scores: &[&Scores]) -> Vec<Delta> {
     let Some((baseline, rest)) = scores.split_first() else {
@@ -88,6 +98,21 @@ impl EqualRisk {
             (self.reactive_replica_hours - self.replica_hours) / self.reactive_replica_hours * 100.0
         } else {
             0.0
+        }
+    }
+
+    /// The outcome in words: `predictive is 5.5% cheaper at equal safety`.
+    pub fn verdict(&self) -> String {
+        if !self.reached {
+            return format!(
+                "no reactive target is as safe as {}; the lowest tried is shown",
+                self.policy
+            );
+        }
+        match self.saving_percent() {
+            p if p > 0.05 => format!("{} is {p:.1}% cheaper at equal safety", self.policy),
+            p if p < -0.05 => format!("{} costs {:.1}% more at equal safety", self.policy, -p),
+            _ => format!("{} costs the same at equal safety", self.policy),
         }
     }
 }

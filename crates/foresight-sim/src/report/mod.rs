@@ -14,7 +14,7 @@ use crate::cluster::timestamp;
 use crate::config::ModelConfig;
 use crate::runner::PolicyOutcome;
 use crate::simulation::Simulation;
-use crate::verdict::{change, deltas, EqualRisk};
+use crate::verdict::{change_text, deltas, EqualRisk};
 use crate::windows::CronWindow;
 use foresight_core::trace::Gap;
 use svg::{escape, Chart};
@@ -204,19 +204,14 @@ fn verdict_section(html: &mut String, simulation: &Simulation, ctx: &ReportConte
         return;
     }
     html.push_str("<h2>Verdict</h2><ul class=\"verdict\" id=\"verdict\">");
-    let text = |(before, after): (f64, f64), unit: &str| {
-        let (difference, percent) = change((before, after));
-        let percent = percent.map_or_else(String::new, |p| format!(", {p:+.1}%"));
-        format!("{before:.1} → {after:.1}{unit} ({difference:+.1}{percent})")
-    };
     for d in &deltas {
         let _ = write!(
             html,
             "<li><b>{}</b> against {}: under-provisioned {}; replica-hours {}.</li>",
             escape(&d.policy),
             escape(&d.baseline),
-            text(d.under_minutes, " min"),
-            text(d.replica_hours, "")
+            change_text(d.under_minutes, " min"),
+            change_text(d.replica_hours, "")
         );
     }
     for gap in ctx.closed_gaps {
@@ -259,15 +254,7 @@ fn equal_risk_bars(html: &mut String, n: usize, e: &EqualRisk) {
         .replica_hours
         .max(e.reactive_replica_hours)
         .max(f64::MIN_POSITIVE);
-    let verdict = match e.saving_percent() {
-        _ if !e.reached => format!(
-            "no reactive target is as safe as {}; the lowest tried is shown",
-            e.policy
-        ),
-        p if p > 0.05 => format!("{} is {p:.1}% cheaper at equal safety", e.policy),
-        p if p < -0.05 => format!("{} costs {:.1}% more at equal safety", e.policy, -p),
-        _ => format!("{} costs the same at equal safety", e.policy),
-    };
+    let verdict = e.verdict();
     let _ = write!(
         html,
         "<h3>Equal risk: {}</h3><p class=\"note\">A reactive policy buys safety with a lower \
