@@ -258,6 +258,15 @@ const CASES: &[Case] = &[
         no_stdout: false,
     },
     Case {
+        name: "controller --sync-period takes bare seconds",
+        args: &["controller", "--sync-period", "30", "--kubeconfig", "/nonexistent"],
+        stdin: None,
+        exit: 1,
+        says: &["kubeconfig /nonexistent: no such file"],
+        never: &["sync-period"],
+        no_stdout: true,
+    },
+    Case {
         name: "backtest --window takes a Go duration",
         args: &["backtest", "--trace", "short.csv", "--window", "1h"],
         stdin: None,
@@ -267,6 +276,30 @@ const CASES: &[Case] = &[
         no_stdout: false,
     },
     // 3. simulate that answers the question, with limits.
+    Case {
+        name: "the bundled comparison states a verdict and the equal-risk line",
+        args: &["simulate", "--quiet", "--out", "r"],
+        stdin: None,
+        exit: 0,
+        says: &[
+            "against reactive (the first policy):",
+            "predictive             under-provisioned 0.8 → 0.0 min (-0.8, -100.0%); replica-hours 1644.1 → 1702.9 (+58.8, +3.6%)",
+            "equal risk: reactive at averageUtilization: 54 (90% of the target)",
+            "predictive is 5.5% cheaper at equal safety",
+            "predictive             ready after 2.0 days (daily period)",
+        ],
+        never: &[],
+        no_stdout: false,
+    },
+    Case {
+        name: "on a non-periodic trace it says why prediction (almost) never proposed",
+        args: &["simulate", "--trace", concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/traces/crane-dsp/input4.csv"), "--quiet", "--no-equal-risk", "--out", "r"],
+        stdin: None,
+        exit: 0,
+        says: &["predictive             ready in only 4 of 360 refits (1%)", "otherwise: no daily or weekly period found in 3d of history"],
+        never: &[],
+        no_stdout: false,
+    },
     Case {
         name: "a 316-year gap is an error naming the two lines",
         args: &["simulate", "--trace", "gap.csv"],

@@ -294,6 +294,22 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
     );
     let replicas = element(&dom, "svg", "chart-replicas");
     assert_eq!(path_data(replicas, "replicas").len(), 3);
+    // Each text says only what is there: no settings that are off, no hover hints for marks
+    // a section does not have, units that agree with their number.
+    assert!(
+        !dom.contains("jitter up to 0"),
+        "a zero jitter is described"
+    );
+    assert!(!dom.contains(" 1 cores"), "1 cores");
+    let reactive = element(&dom, "section", "policy-0");
+    let note = &reactive[reactive.find("<p class=\"note\">").expect("a note")..];
+    let note = &note[..note.find("</p>").expect("the note ends")];
+    assert!(
+        !note.contains("cron") && !note.contains("forecast"),
+        "the reactive policy's note mentions marks it has not: {note}"
+    );
+    assert!(element(&dom, "section", "policy-2").contains("a cron window"));
+
     // Every policy's line is drawn visibly, not covered by the last one drawn.
     every_line_shows(&report, &dom, "chart-capacity", "capacity", 3);
     every_line_shows(&report, &dom, "chart-close-up", "capacity", 3);
