@@ -163,28 +163,53 @@ fn parse_term(term: &str) -> Result<Requirement, String> {
     Ok(Requirement::Exists(key_of(term)?))
 }
 
+/// A label key as Kubernetes validates it (`IsQualifiedName`): an optional DNS-subdomain
+/// prefix and `/`, then a name of at most 63 characters that starts and ends with a letter or
+/// digit, with `-`, `_` and `.` between.
 fn key_of(s: &str) -> Result<String, String> {
     let k = s.trim();
-    let ok = !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
-    if ok {
-        Ok(k.to_owned())
-    } else {
-        Err(format!("{k:?} is not a label key"))
+    let bad = || format!("{k:?} is not a label key");
+    let (prefix, name) = match k.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, k),
+    };
+    if let Some(prefix) = prefix {
+        let subdomain = !prefix.is_empty()
+            && prefix.len() <= 253
+            && prefix.split('.').all(|part| {
+                !part.is_empty()
+                    && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && !part.starts_with('-')
+                    && !part.ends_with('-')
+            });
+        if !subdomain {
+            return Err(bad());
+        }
     }
+    if name.is_empty() || !is_label_value(name) {
+        return Err(bad());
+    }
+    Ok(k.to_owned())
 }
 
+/// A label value as Kubernetes validates it (`IsValidLabelValue`): empty, or at most 63
+/// characters that start and end with a letter or digit, with `-`, `_` and `.` between.
 fn value_of(s: &str) -> Result<String, String> {
     let v = s.trim();
-    let ok = v
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
+    if is_label_value(v) {
         Ok(v.to_owned())
     } else {
         Err(format!("{v:?} is not a label value"))
     }
+}
+
+fn is_label_value(v: &str) -> bool {
+    let edge = |c: Option<char>| c.is_none_or(|c| c.is_ascii_alphanumeric());
+    v.len() <= 63
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && edge(v.chars().next())
+        && edge(v.chars().last())
 }
 
 #[cfg(test)]
@@ -228,6 +253,22 @@ mod tests {
     }
 
     #[test]
+    fn keys_and_values_follow_the_kubernetes_rules() {
+        let long = "a".repeat(63);
+        for good in [
+            "app.kubernetes.io/name=web",
+            "a_b.c-d=e_f.g-h",
+            "x in (),y in (a,)",
+            long.as_str(),
+        ] {
+            assert!(Selector::parse(good).is_ok(), "{good}");
+        }
+        let too_long = format!("{long}a");
+        assert!(Selector::parse(&too_long).is_err());
+        assert!(Selector::parse(&format!("a={too_long}")).is_err());
+    }
+
+    #[test]
     fn the_empty_selector_matches_everything() {
         assert!(Selector::parse("").unwrap().matches(&labels(&[("a", "b")])));
     }
@@ -244,6 +285,15 @@ mod tests {
             "=x",
             "a in (x y)",
             "n>z",
+            "name in (",
+            "-app=web",
+            "app-=web",
+            "app=-web",
+            "app=web-",
+            "Example.com/app=web",
+            "/app=web",
+            "example.com/=web",
+            "a/b/c=d",
         ] {
             assert!(Selector::parse(bad).is_err(), "{bad}");
         }
