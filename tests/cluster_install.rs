@@ -4,6 +4,7 @@
 //! the CRD rejects a bad manifest with its message.
 
 mod cluster;
+mod validation_cases;
 
 use std::process::Command;
 use std::time::Duration;
@@ -217,6 +218,54 @@ async fn cel_rules_reject_with_their_messages(client: &Client) {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The differential test of the two validators: every bad manifest of the shared table is
+/// rejected by Foresight's own validation (`validate_spec`, what `foresight validate` and the
+/// controller run), and the real API server with the CRD installed rejects exactly those
+/// whose rule its schema and CEL can say; each it accepts carries the reason it cannot.
+async fn rust_and_the_api_server_agree(client: &Client) {
+    use foresight_api::manifest::{classify, Document};
+    use validation_cases::{manifest, Server, BAD};
+    foresight_envtest::workload::namespace(client, "agree")
+        .await
+        .unwrap();
+    let mut disagreements = Vec::new();
+    for (i, case) in BAD.iter().enumerate() {
+        let docs = foresight_api::manifest::parse_documents(&manifest(case.spec)).unwrap();
+        let mut object = docs.into_iter().next().expect("one document");
+        object["metadata"] = json!({"name": format!("case-{i}"), "namespace": "agree"});
+        let rust_rejects = match classify(&object) {
+            Ok(Document::Foresight(ehpa)) => {
+                !foresight_api::validation::validate_spec(&ehpa.spec).is_empty()
+            }
+            Ok(_) => panic!("{}: not a Foresight object", case.name),
+            Err(_) => true,
+        };
+        let server = foresight_envtest::apply_json(client, &object).await;
+        if !rust_rejects {
+            disagreements.push(format!("{}: Foresight accepts it", case.name));
+        }
+        match (case.server, server) {
+            (Server::Rejects, Ok(())) => disagreements.push(format!(
+                "{}: the API server accepts it; add the rule to the CRD, or say why it cannot \
+                 be said there",
+                case.name
+            )),
+            (Server::Accepts(why), Err(e)) => disagreements.push(format!(
+                "{}: the API server rejects it ({e:#}), but the table says it cannot ({why})",
+                case.name
+            )),
+            _ => {}
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} cases disagree:\n{}",
+        disagreements.len(),
+        BAD.len(),
+        disagreements.join("\n")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crd_installs_three_ways_and_its_rules_hold() {
     let Some(cluster) = start(
@@ -252,6 +301,8 @@ async fn the_crd_installs_three_ways_and_its_rules_hold() {
 
     // Every CEL rule rejects a bad manifest, with its message, on the real API server.
     cel_rules_reject_with_their_messages(&client).await;
+    // And the API server agrees with Foresight's validation wherever it can.
+    rust_and_the_api_server_agree(&client).await;
 
     // 2. kubectl apply --server-side -k deploy/
     delete_crd(&client).await.unwrap();

@@ -163,7 +163,12 @@ impl SeriesArgs {
 
 /// Moves the samples after each gap earlier, so that the gap lasts one usual step.
 fn close_up(samples: Vec<(u64, Sample)>, found: &[Gap]) -> Vec<Sample> {
-    let mut spacing: Vec<i64> = samples.windows(2).map(|w| w[1].1.ts - w[0].1.ts).collect();
+    // The usual step, from the spacings that are not gaps.
+    let mut spacing: Vec<i64> = samples
+        .windows(2)
+        .filter(|w| !found.iter().any(|g| g.after.1 == w[1].1.ts))
+        .map(|w| w[1].1.ts - w[0].1.ts)
+        .collect();
     spacing.sort_unstable();
     let step = spacing.get(spacing.len() / 2).copied().unwrap_or(60);
     let mut shift = 0i64;

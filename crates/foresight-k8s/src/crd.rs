@@ -283,6 +283,48 @@ pub fn openapi_schema() -> Result<Value, CrdError> {
     Ok(root)
 }
 
+/// Kubernetes' quantity grammar (the one controller-gen writes for `resource.Quantity`),
+/// narrowed by sign: a mantissa (`12`, `1.5`, `.5`), then a binary, decimal or exponent
+/// suffix. A pattern, not a CEL rule: a regular expression in CEL is priced by the string's
+/// possible length, and the API server refuses the schema's total.
+const QUANTITY_SUFFIX: &str = r"(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?$";
+/// A positive quantity: some digit of the mantissa is not 0.
+const POSITIVE_MANTISSA: &str =
+    r"^[+]?(([0-9]*[1-9][0-9]*([.][0-9]*)?)|([0-9]*[.][0-9]*[1-9][0-9]*))";
+/// A quantity of zero or more.
+const NON_NEGATIVE_MANTISSA: &str = r"^[+]?(([0-9]+([.][0-9]*)?)|([.][0-9]+))";
+
+/// `IsValidPathSegmentName`: names that end up in an API path.
+const PATH_SEGMENT_RULE: &str =
+    "self != '.' && self != '..' && !self.contains('/') && !self.contains('%')";
+const PATH_SEGMENT_MESSAGE: &str = "may not be '.' or '..' and may not contain '/' or '%'";
+
+/// A quantity field (int-or-string): its grammar and sign as a pattern for the string form,
+/// and a minimum for the integer form.
+fn quantity(root: &mut Value, path: &str, positive: bool) -> Result<(), CrdError> {
+    let mantissa = if positive {
+        POSITIVE_MANTISSA
+    } else {
+        NON_NEGATIVE_MANTISSA
+    };
+    keywords(
+        root,
+        path,
+        json!({
+            "pattern": format!("{mantissa}{QUANTITY_SUFFIX}"),
+            "minimum": 0,
+            "exclusiveMinimum": positive,
+        }),
+    )
+}
+
+/// A name that ends up in an API path: at most 253 characters (the bound also keeps the
+/// CEL rule's cost within the API server's budget), and a path segment.
+fn path_segment(root: &mut Value, path: &str) -> Result<(), CrdError> {
+    keywords(root, path, json!({"maxLength": 253}))?;
+    rule(root, path, PATH_SEGMENT_RULE, PATH_SEGMENT_MESSAGE)
+}
+
 const METRIC_TYPES: [&str; 6] = [
     "Resource",
     "ContainerResource",
@@ -299,6 +341,10 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
     required(r, "spec.scaleTargetRef", &["kind", "name"])?;
     keywords(r, "spec.scaleTargetRef.kind", json!({"minLength": 1}))?;
     keywords(r, "spec.scaleTargetRef.name", json!({"minLength": 1}))?;
+    for field in ["kind", "name"] {
+        path_segment(r, &format!("spec.scaleTargetRef.{field}"))?;
+    }
+    quantity(r, "spec.tolerance", false)?;
     keywords(r, "spec.maxReplicas", json!({"minimum": 1}))?;
     keywords(r, "spec.minReplicas", json!({"minimum": 0}))?;
     keywords(r, "spec.specificReplicas", json!({"minimum": 0}))?;
@@ -387,7 +433,22 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
             &format!("{target}.averageUtilization"),
             json!({"minimum": 1}),
         )?;
+        quantity(r, &format!("{target}.value"), true)?;
+        quantity(r, &format!("{target}.averageValue"), true)?;
     }
+    for source in ["pods", "object", "external"] {
+        let path = format!("spec.metrics.*.{source}.metric");
+        required(r, &path, &["name"])?;
+        keywords(r, &format!("{path}.name"), json!({"minLength": 1}))?;
+        path_segment(r, &format!("{path}.name"))?;
+    }
+    path_segment(r, "spec.metrics.*.prometheus.name")?;
+    // A DNS-1123 label, as container names are.
+    keywords(
+        r,
+        "spec.metrics.*.containerResource.container",
+        json!({"maxLength": 63, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}),
+    )?;
     for source in ["resource", "containerResource"] {
         let path = format!("spec.metrics.*.{source}");
         required(r, &path, &["name", "target"])?;
@@ -455,6 +516,7 @@ fn add_spec_constraints(root: &mut Value) -> Result<(), CrdError> {
             json!({"enum": ["Max", "Min", "Disabled"]}),
         )?;
         keywords(r, &format!("{path}.policies"), json!({"minItems": 1}))?;
+        quantity(r, &format!("{path}.tolerance"), false)?;
         required(
             r,
             &format!("{path}.policies.*"),

@@ -178,7 +178,9 @@ fn key_of(s: &str) -> Result<String, String> {
             && prefix.len() <= 253
             && prefix.split('.').all(|part| {
                 !part.is_empty()
-                    && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
                     && !part.starts_with('-')
                     && !part.ends_with('-')
             });
