@@ -4,6 +4,8 @@
 //! the CRD rejects a bad manifest with its message.
 
 mod cluster;
+// Each test crate uses a part of the shared cases.
+#[allow(dead_code)]
 mod validation_cases;
 
 use std::process::Command;
