@@ -176,22 +176,6 @@ pub struct ScalingHistory {
     pub scale_down_events: Vec<ScaleEvent>,
 }
 
-impl ScalingHistory {
-    /// Drops what no window or period can reach any more: recommendations older than
-    /// `recommendation_horizon` and events older than `event_horizon` (seconds before `now`).
-    /// Decisions are unchanged by this; it only bounds what status carries.
-    pub fn compact(&mut self, now: Timestamp, recommendation_horizon: i64, event_horizon: i64) {
-        let keep =
-            |ts: Timestamp, horizon: i64| ts.as_second() >= now.as_second().saturating_sub(horizon);
-        self.recommendations
-            .retain(|r| keep(r.timestamp, recommendation_horizon));
-        self.scale_up_events
-            .retain(|e| keep(e.timestamp, event_horizon));
-        self.scale_down_events
-            .retain(|e| keep(e.timestamp, event_horizon));
-    }
-}
-
 /// One source's proposal in a decision.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

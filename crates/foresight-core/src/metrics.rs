@@ -219,11 +219,6 @@ impl<'a> PodMetricSet<'a> {
     pub fn timing_of_pod(&self, i: usize) -> Option<SampleTiming> {
         self.entry_of_pod(i).map(|e| e.timing)
     }
-
-    /// The value of pod `i`'s entry.
-    pub fn value_of_pod(&self, i: usize) -> Option<i64> {
-        self.entry_of_pod(i).map(|e| e.value)
-    }
 }
 
 /// One PodMetrics item's value for `resource`: the sum over its containers, or `None` (the

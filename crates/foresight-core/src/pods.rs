@@ -154,18 +154,6 @@ impl Classifier {
     }
 }
 
-/// Classifies one pod, exactly as Kubernetes' `groupPods` does. `sample` is the pod's metric
-/// sample, if one was returned; `cpu` selects the CPU readiness rules.
-pub fn classify_pod(
-    pod: &Pod,
-    sample: Option<SampleTiming>,
-    cpu: bool,
-    rules: &Readiness,
-    now: Timestamp,
-) -> PodClass {
-    Classifier::new(cpu, rules, now).classify(pod, sample)
-}
-
 #[inline(always)]
 fn cpu_sample_is_unready(pod: &Pod, sample: SampleTiming, rules: CpuRules) -> bool {
     let (Some(ready), Some(start)) = (pod.ready, pod.start_time) else {

@@ -1,6 +1,6 @@
 //! Period detection and prediction on Crane's production traces (`testdata/traces/crane-dsp`).
 //!
-//! Two paths are checked, because the reference (`prediction-dsp.md` §10) shows that period
+//! Two paths are checked, because docs/prediction.md ("Checked against Crane's data") shows that period
 //! detection depends on pre-processing:
 //!
 //! * **raw** — Crane's `TestSignal_FindPeriod`: the CSV values as they are, truncated to whole
@@ -62,7 +62,7 @@ fn production_period(samples: &[Sample], seed: u64) -> Option<Period> {
     find_period(&series.values, config.interval_secs(), seed).period()
 }
 
-/// (file, raw detected period in seconds per reference §10, production period).
+/// (file, raw detected period in seconds as docs/prediction.md reports it, production period).
 const EXPECTED: [(&str, Option<i64>, Option<Period>); 12] = [
     ("input0.csv", Some(DAY), Some(Period::Day)),
     ("input1.csv", Some(DAY), Some(Period::Day)),

@@ -1,7 +1,7 @@
 //! The PromQL Foresight writes itself: the default history query of each metric, for
 //! prediction, and the templates a cluster operator may override them with.
 //!
-//! The defaults follow Crane's (crane-ehpa.md §6) with three changes:
+//! The defaults follow Crane's (docs/prometheus.md, "Prediction history: the default queries") with three changes:
 //! - CPU uses `rate(...[5m])`, not `irate(...[3m])`. `irate` looks only at the last two samples
 //!   in its window, so a history sampled every minute is a series of spot readings that alias
 //!   short spikes in or out at random; `rate` averages every sample of the window, which is the

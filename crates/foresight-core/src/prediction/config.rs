@@ -23,9 +23,9 @@ use super::forecast::Algorithm;
 /// the detector deterministic; this one has no meaning beyond that.
 pub const DEFAULT_SEED: u64 = 0x5EED_F0E5_1647;
 
-/// Crane's default percentile (§9).
+/// Crane's default percentile (the percentile predictor in docs/prediction.md).
 pub const DEFAULT_PERCENTILE: f64 = 0.99;
-/// VPA's `minSampleWeight`: the weight of a sample is `max(this, value)` (§9).
+/// VPA's `minSampleWeight`: the weight of a sample is `max(this, value)` (the percentile predictor in docs/prediction.md).
 pub const MIN_SAMPLE_WEIGHT: f64 = 1e-5;
 
 /// Why predictor settings were rejected.
@@ -134,12 +134,6 @@ impl DspConfig {
         })
     }
 
-    /// The same settings with another seed for the period detector's shuffles.
-    pub fn with_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-
     /// Seconds between samples.
     pub fn interval_secs(&self) -> i64 {
         self.interval_secs
@@ -193,7 +187,7 @@ fn check_estimator(e: &Estimator) -> Result<(), String> {
     Ok(())
 }
 
-/// Settings of the percentile predictor (§9).
+/// Settings of the percentile predictor (docs/prediction.md).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PercentileConfig {
     interval_secs: i64,

@@ -1,4 +1,4 @@
-//! Crane's DSP predictor end to end (reference `prediction-dsp.md` §2–§8): prepare the
+//! Crane's DSP predictor end to end (docs/prediction.md, "The DSP predictor"): prepare the
 //! series, find a daily or weekly period, back-test the estimators on the last period, and
 //! repeat the winner's estimate of one period as the forecast.
 
@@ -16,9 +16,9 @@ use crate::trace::Sample;
 /// Predicts with the DSP predictor from the samples in `history` up to `now` (Unix seconds).
 ///
 /// Ready only with at least two whole periods of usable history and a detected daily or
-/// weekly period (§8: otherwise there is no forecast at all, as in Crane). The forecast
+/// weekly period (DSP step 4 in docs/prediction.md: otherwise there is no forecast at all, as in Crane). The forecast
 /// starts one interval after the last sample used and repeats the estimated period once per
-/// whole period of history (§7), so 15 days of history with a daily period forecast 15 days.
+/// whole period of history (DSP step 4 in docs/prediction.md), so 15 days of history with a daily period forecast 15 days.
 pub fn predict_dsp(config: &DspConfig, history: &[Sample], now: i64) -> Prediction {
     predict_dsp_with(config, history, now, &mut Planners::default())
 }

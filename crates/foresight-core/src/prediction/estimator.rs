@@ -1,5 +1,5 @@
-//! The DSP predictor's estimators (reference `prediction-dsp.md` §6), the prediction error
-//! that ranks them (§5) and the back-test that picks one.
+//! The DSP predictor's estimators (docs/prediction.md, "The DSP predictor"), the prediction error
+//! that ranks them (DSP step 3 in docs/prediction.md) and the back-test that picks one.
 
 use std::fmt;
 
@@ -9,9 +9,9 @@ use realfft::RealFftPlanner;
 use super::spectrum::{Fft, SpectrumError};
 
 /// Under-prediction below this actual value switches the error to the plain mean absolute
-/// error (§5), since a relative error near zero is meaningless.
+/// error (DSP step 3 in docs/prediction.md), since a relative error near zero is meaningless.
 const PE_SMALL_ACTUAL: f64 = 1e-3;
-/// FFT estimates at or below zero are replaced by this (§6.2 step 6).
+/// FFT estimates at or below zero are replaced by this (DSP step 3 in docs/prediction.md).
 const FFT_FLOOR: f64 = 0.01;
 
 /// Why an estimator produced nothing.
@@ -40,7 +40,7 @@ pub enum EstimateError {
 ///
 /// Crane filters the full complex spectrum bin by bin with `f_k = k·fs/N` for every `k`, so
 /// a mirror bin `N − k` always has a frequency above the threshold and is judged by
-/// amplitude alone (§6.2 step 4). A low-frequency component below the amplitude cut keeps
+/// amplitude alone (DSP step 3 in docs/prediction.md). A low-frequency component below the amplitude cut keeps
 /// `X_k` but loses its conjugate `X_{N−k}`, and the real part of the inverse then carries
 /// half of it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub enum MirrorBins {
 }
 
 /// Per phase of the period, the largest value seen at that phase, times `1 + margin`
-/// (§6.1).
+/// (DSP step 3 in docs/prediction.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MaxValueEstimator {
     /// Safety margin as a fraction.
@@ -64,7 +64,7 @@ pub struct MaxValueEstimator {
 }
 
 /// A low-pass FFT reconstruction of the whole input, of which the last period is returned,
-/// times `1 + margin` (§6.2).
+/// times `1 + margin` (DSP step 3 in docs/prediction.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FftEstimator {
     /// Safety margin as a fraction.
@@ -126,7 +126,7 @@ impl fmt::Display for Estimator {
     }
 }
 
-/// Crane's eight default estimators (§1): FFT with 3..100 items at lowAmp 1.0, then 50..100
+/// Crane's eight default estimators (the DSP settings in docs/prediction.md): FFT with 3..100 items at lowAmp 1.0, then 50..100
 /// items at lowAmp 0.05, each at margins 0.01, 0.10, 0.15 and 0.20.
 pub fn default_estimators() -> Vec<Estimator> {
     let mut out = Vec::with_capacity(8);
@@ -172,7 +172,7 @@ fn check_lengths(len: usize, period: usize) -> Result<(), EstimateError> {
 }
 
 impl MaxValueEstimator {
-    /// §6.1: `est[i] = (1 + margin) · max_j x[len − period + i − j·period]` over every whole
+    /// DSP step 3 (docs/prediction.md): `est[i] = (1 + margin) · max_j x[len − period + i − j·period]` over every whole
     /// period `j` available.
     pub fn estimate(&self, x: &[f64], period: usize) -> Result<Vec<f64>, EstimateError> {
         check_lengths(x.len(), period)?;
@@ -195,7 +195,7 @@ pub struct Spectrum {
     half: Vec<Complex<f64>>,
     /// `|X_k|/N` for the half spectrum.
     amplitudes: Vec<f64>,
-    /// The amplitudes `a_1 ..= a_{⌊N/2⌋−1}`, sorted descending (§6.2 step 2).
+    /// The amplitudes `a_1 ..= a_{⌊N/2⌋−1}`, sorted descending (DSP step 3 in docs/prediction.md).
     ranked: Vec<f64>,
 }
 
@@ -237,7 +237,7 @@ impl Spectrum {
 }
 
 impl FftEstimator {
-    /// §6.2 step 3: the amplitude cut `c = min(max(S_maxItems, la), S_minItems)`, where `S` is
+    /// DSP step 3 (docs/prediction.md): the amplitude cut `c = min(max(S_maxItems, la), S_minItems)`, where `S` is
     /// the ranked amplitudes and `S_i` the i-th largest (the last one when there are fewer).
     pub fn amplitude_cut(&self, ranked: &[f64]) -> Option<f64> {
         let last = *ranked.last()?;
@@ -258,7 +258,7 @@ impl FftEstimator {
         Some(cut)
     }
 
-    /// §6.2: keeps the components at or below the frequency threshold and those at or above
+    /// DSP step 3 (docs/prediction.md): keeps the components at or below the frequency threshold and those at or above
     /// the amplitude cut, inverts, and returns the last `period` values, each at most 0
     /// replaced by 0.01, times `1 + margin`.
     pub fn estimate_from(
@@ -302,7 +302,7 @@ impl FftEstimator {
     }
 }
 
-/// §5's asymmetric prediction error of `predicted` against `actual`. When any actual value is
+/// DSP step 3 (docs/prediction.md): the asymmetric prediction error of `predicted` against `actual`. When any actual value is
 /// below 0.001 it is the mean absolute error; otherwise the mean of the relative errors,
 /// where under-prediction by the fraction `u` counts `−ln(1 − u)/ln 1.25` (0.47 for 10 %,
 /// 3.1 for 50 %) and over-prediction counts linearly. Mismatched or empty inputs, and
@@ -351,7 +351,7 @@ pub struct Selection {
     pub errors: Vec<Result<f64, EstimateError>>,
 }
 
-/// §5: fits every estimator on all whole periods but the last, scores it against the last
+/// DSP step 3 (docs/prediction.md): fits every estimator on all whole periods but the last, scores it against the last
 /// with [`prediction_error`], and picks the smallest error (the first on ties). Estimators
 /// that fail are skipped; `None` when all fail or fewer than two whole periods are given.
 /// `x` must hold whole periods (see `period::whole_periods`).

@@ -1,7 +1,7 @@
 //! Prediction: forecast a metric from its history, so that the decision can scale for the
 //! peak ahead instead of the load now.
 //!
-//! Two predictors, both following Crane (reference `prediction-dsp.md`):
+//! Two predictors, both following Crane (docs/prediction.md):
 //!
 //! * **DSP** ([`dsp`]): finds a daily or weekly period with an FFT and an autocorrelation
 //!   test, back-tests a set of estimators on the last period, and repeats the best one's

@@ -1,4 +1,4 @@
-//! The percentile predictor (reference `prediction-dsp.md` §9): a value-weighted percentile
+//! The percentile predictor (docs/prediction.md, "The percentile predictor"): a value-weighted percentile
 //! of the history, times `(1 + margin) / targetUtilization`, held flat.
 //!
 //! Deliberate difference from Crane: Crane (through VPA's histogram) sorts values into a

@@ -1,4 +1,4 @@
-//! Period detection (reference `prediction-dsp.md` §4): FFT peaks that stand out against
+//! Period detection (docs/prediction.md, "The DSP predictor"): FFT peaks that stand out against
 //! shuffled copies of the signal are candidate periods; a candidate is accepted where the
 //! autocorrelation has a local peak, and the strongest such peak wins. Only exactly one day
 //! or one week counts as periodic.
@@ -17,11 +17,11 @@ use super::spectrum::{Fft, ForwardF32, Planners, SpectrumError};
 pub const DAY: i64 = 86_400;
 /// One week in seconds.
 pub const WEEK: i64 = 604_800;
-/// How many shuffled copies set the power threshold (§4.2 step 1).
+/// How many shuffled copies set the power threshold (DSP step 2 in docs/prediction.md).
 pub const SHUFFLES: usize = 100;
 /// The threshold is the 99th smallest of the shuffled maxima, i.e. the second largest.
 const THRESHOLD_RANK: usize = 98;
-/// The autocorrelation peak test looks at most this far (seconds) either side (§4.2 step 4).
+/// The autocorrelation peak test looks at most this far (seconds) either side (DSP step 2 in docs/prediction.md).
 const PEAK_RADIUS_SECS: i64 = 4 * 3600;
 
 /// The periods the DSP predictor accepts.
@@ -43,7 +43,7 @@ impl Period {
         }
     }
 
-    /// `Day` for exactly 86400, `Week` for exactly 604800, otherwise `None` (§4.1: any other
+    /// `Day` for exactly 86400, `Week` for exactly 604800, otherwise `None` (DSP step 2 in docs/prediction.md: any other
     /// period, such as 12 h, counts as not periodic).
     pub fn from_seconds(seconds: i64) -> Option<Self> {
         match seconds {
@@ -91,7 +91,7 @@ impl PeriodSearch {
     }
 }
 
-/// §4.1 `findPeriod`: analyses the last whole weeks when there are at least two (with no
+/// Crane's `findPeriod` (DSP step 2, docs/prediction.md): analyses the last whole weeks when there are at least two (with no
 /// fall-back to days), else the last whole days when there are at least two.
 pub fn find_period(values: &[f64], interval: i64, seed: u64) -> PeriodSearch {
     find_period_with(values, interval, seed, &mut Planners::default())
@@ -124,7 +124,7 @@ pub(crate) fn find_period_with(
     }
 }
 
-/// §4.2 `FindPeriod`: the period of `x` in samples, or `None` when no candidate passes.
+/// Crane's `FindPeriod` (DSP step 2, docs/prediction.md): the period of `x` in samples, or `None` when no candidate passes.
 /// `interval` (seconds per sample) sets the 4-hour radius of the peak test. A constant
 /// series, or one with non-finite values, has no period.
 pub fn detect_period(x: &[f64], interval: i64, seed: u64) -> Option<usize> {
@@ -158,7 +158,7 @@ fn detect_period_with(
     strongest_peak(&acf, &hints, radius)
 }
 
-/// §4.2 step 1 on its own: the power threshold of `x` for `seed`, in the units of `|X_k|`
+/// DSP step 2 (docs/prediction.md), the threshold on its own: the power threshold of `x` for `seed`, in the units of `|X_k|`
 /// (`None` for fewer than four samples, or a constant or non-finite signal).
 pub fn power_threshold(x: &[f64], seed: u64) -> Option<f64> {
     if x.len() < 4 {
@@ -169,7 +169,7 @@ pub fn power_threshold(x: &[f64], seed: u64) -> Option<f64> {
     Some(threshold * population_sigma(x)?)
 }
 
-/// §4.2 step 1: shuffle a working copy of the standardized signal [`SHUFFLES`] times (the
+/// DSP step 2 (docs/prediction.md): shuffle a working copy of the standardized signal [`SHUFFLES`] times (the
 /// shuffles accumulate, as in Crane), record each copy's largest spectral amplitude `|Z_k|`
 /// over `k = 1 ..= ⌊N/2⌋ − 1`, and return the second largest of those maxima.
 ///
@@ -306,7 +306,7 @@ fn max_amplitude(half: &[Complex<f32>], n: usize) -> f64 {
     f64::from(lanes.into_iter().fold(0.0, f32::max)).sqrt()
 }
 
-/// §4.2 step 2: for `k = 2 ..= ⌊N/2⌋ − 1` whose amplitude `|X_k|` of the (unshuffled) signal
+/// DSP step 2 (docs/prediction.md): for `k = 2 ..= ⌊N/2⌋ − 1` whose amplitude `|X_k|` of the (unshuffled) signal
 /// exceeds `threshold`, the candidate period `⌊N/k⌋` samples, kept only when smaller than the
 /// previous candidate, so the list strictly decreases. `half` is the half spectrum of a
 /// signal of `n` samples. Amplitudes are `sqrt(re² + im²)`, as for the threshold, so the
@@ -326,7 +326,7 @@ pub fn candidate_periods(half: &[Complex<f64>], n: usize, threshold: f64) -> Vec
     hints
 }
 
-/// §4.2 step 3: the circular autocorrelation of the standardized signal,
+/// DSP step 2 (docs/prediction.md): the circular autocorrelation of the standardized signal,
 /// `r[τ] = (1/N) Σ z_n z_{(n+τ) mod N}` with `z = (x − mean)/σ` (population σ), computed as
 /// `Re(IFFT(|FFT(z)|²))/N`; `r[0] = 1`. `None` for an empty, constant or non-finite signal.
 pub fn circular_acf(x: &[f64]) -> Option<Vec<f64>> {
@@ -365,7 +365,7 @@ fn population_sigma(x: &[f64]) -> Option<f64> {
     (sigma > 0.0 && sigma.is_finite()).then_some(sigma)
 }
 
-/// §4.2 steps 4–5: among the candidates at which the autocorrelation peaks, the one with the
+/// DSP step 2 (docs/prediction.md): among the candidates at which the autocorrelation peaks, the one with the
 /// largest `r[h]`, which must be positive; the earliest wins ties.
 fn strongest_peak(acf: &[f64], hints: &[usize], radius: usize) -> Option<usize> {
     let mut best: Option<usize> = None;
@@ -384,7 +384,7 @@ fn strongest_peak(acf: &[f64], hints: &[usize], radius: usize) -> Option<usize> 
     best
 }
 
-/// §4.2 step 4 `isPeak`: the least-squares line through `(j, acf[j])` for
+/// Crane's `isPeak` (DSP step 2, docs/prediction.md): the least-squares line through `(j, acf[j])` for
 /// `j ∈ [h − radius, h]` rises and the one for `j ∈ [h, h + radius]` falls (both clipped to
 /// the series). False for `h < 1`, `h > N − 1`, or a side with fewer than two points.
 pub fn is_peak(acf: &[f64], h: usize, radius: usize) -> bool {

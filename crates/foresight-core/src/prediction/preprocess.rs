@@ -1,5 +1,5 @@
 //! Turning recorded samples into the evenly spaced series the DSP predictor analyses
-//! (reference `prediction-dsp.md` §2–§3): sampling onto a grid, the cut at long gaps,
+//! (docs/prediction.md, "The DSP predictor"): sampling onto a grid, the cut at long gaps,
 //! linear gap filling, alignment to whole hours and extreme-outlier replacement.
 
 use foresight_api::prediction::MAX_SERIES_SAMPLES;
@@ -7,7 +7,7 @@ use foresight_api::prediction::MAX_SERIES_SAMPLES;
 use crate::trace::Sample;
 
 /// Gaps longer than this (seconds) cut the history: only what follows the last such gap
-/// is used (§3.1).
+/// is used (DSP step 1 in docs/prediction.md).
 pub const MAX_GAP_SECONDS: i64 = 3600;
 
 /// Why samples could not be turned into a series.
@@ -59,7 +59,7 @@ pub struct GapFilled {
 /// the way a Prometheus `query_range` with `step = interval` would: each grid point `t` takes
 /// the latest finite sample in `(t − interval, t]`. Grid points without one are left out; they are gaps for
 /// [`fill_gaps`]. Unlike Prometheus (5-minute lookback), a sample is used for one grid
-/// point only, so a sparse source shows as gaps that §3.1 fills linearly instead of holding
+/// point only, so a sparse source shows as gaps that the history step fills linearly instead of holding
 /// a stale value. `history` need not be sorted; of two samples with the same timestamp the
 /// later one in `history` wins. If the grid would exceed [`MAX_SERIES_SAMPLES`] points, only
 /// the most recent ones are kept.
@@ -104,7 +104,7 @@ pub fn resample(history: &[Sample], start: i64, end: i64, interval: i64) -> Vec<
         .collect()
 }
 
-/// §3.1: drops everything before the last gap longer than [`MAX_GAP_SECONDS`], then fills the
+/// DSP step 1 (docs/prediction.md): drops everything before the last gap longer than [`MAX_GAP_SECONDS`], then fills the
 /// remaining gaps by linear interpolation so that the samples are exactly `interval` apart.
 /// Consecutive samples must be a whole positive number of intervals apart (as a grid from
 /// [`resample`] is); the scan runs from the oldest sample, so such a problem before a later
@@ -165,7 +165,7 @@ pub fn fill_gaps(samples: &[Sample], interval: i64) -> Result<GapFilled, Preproc
     })
 }
 
-/// How many samples make one hour: Crane aligns the series to whole hours (§3.1 step 3).
+/// How many samples make one hour: Crane aligns the series to whole hours (DSP step 1 in docs/prediction.md).
 pub fn samples_per_hour(interval: i64) -> usize {
     usize::try_from(3600 / interval.max(1)).unwrap_or(1).max(1)
 }
@@ -179,7 +179,7 @@ pub fn align_to_whole_units<T>(items: &[T], unit: usize) -> &[T] {
 }
 
 /// The percentile of `values` exactly as montanaflynn/stats v0.6.6 `Percentile` computes it
-/// (§3.3): on a sorted copy `c`, with `r = percent/100 · n`, `c[r−1]` if `r` is whole, the mean
+/// (DSP step 1 in docs/prediction.md): on a sorted copy `c`, with `r = percent/100 · n`, `c[r−1]` if `r` is whole, the mean
 /// of `c[⌊r⌋−1]` and `c[⌊r⌋]` if `r > 1`, and no answer otherwise (which happens for small
 /// percentiles of short series). Also no answer for empty input or a percent outside (0, 100].
 pub fn crane_percentile(values: &[f64], percent: f64) -> Option<f64> {
@@ -211,7 +211,7 @@ fn nth_smallest(values: &mut [f64], i: usize) -> Option<f64> {
     Some(*values.select_nth_unstable_by(i, f64::total_cmp).1)
 }
 
-/// §3.3: every value above the 99.9th or below the 0.1th percentile (in [`crane_percentile`]'s
+/// DSP step 1 (docs/prediction.md): every value above the 99.9th or below the 0.1th percentile (in [`crane_percentile`]'s
 /// sense) is replaced by its predecessor, in order, so a run of outliers takes the last good
 /// value. The first value is never checked. Nothing changes when either percentile has no
 /// answer (fewer than 1000 values, in practice). Returns how many values were replaced.
@@ -264,7 +264,7 @@ impl PreparedSeries {
     }
 }
 
-/// §2–§3 end to end: Crane queries `[end − history − 1h, end]` with `end = now` truncated to
+/// DSP step 1 (docs/prediction.md) end to end: Crane queries `[end − history − 1h, end]` with `end = now` truncated to
 /// the interval, then fills gaps, aligns to whole hours and replaces extreme outliers.
 pub fn prepare_series(
     history: &[Sample],
