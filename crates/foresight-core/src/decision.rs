@@ -177,6 +177,44 @@ struct Candidate<'a> {
     name: Cow<'a, str>,
 }
 
+/// Where the current count stands against the bounds: Kubernetes decides the first three
+/// without reading a metric, in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bounds {
+    /// The target has zero replicas and `minReplicas` is not 0: scaling is disabled.
+    ScalingDisabled,
+    /// Above `maxReplicas`: scale to it.
+    AboveMax,
+    /// Below `minReplicas`: scale to it.
+    BelowMin,
+    /// Within the bounds: the metrics decide.
+    Within,
+}
+
+impl Bounds {
+    /// Where `current` stands for `autoscaler`.
+    pub fn of(autoscaler: &Autoscaler, current: i32) -> Bounds {
+        if current == 0 && autoscaler.min_replicas != 0 {
+            Bounds::ScalingDisabled
+        } else if current > autoscaler.max_replicas {
+            Bounds::AboveMax
+        } else if current < autoscaler.min_replicas {
+            Bounds::BelowMin
+        } else {
+            Bounds::Within
+        }
+    }
+}
+
+/// Whether [`decide`] will look at metrics for this scale: only within the bounds, with a
+/// selector, and with no other autoscaler on the same pods. The controller asks before it
+/// reads any, so that it reads what the decision uses and nothing else.
+pub fn reads_metrics(autoscaler: &Autoscaler, scale: &Scale, conflicts: bool) -> bool {
+    Bounds::of(autoscaler, scale.spec_replicas) == Bounds::Within
+        && !scale.selector.is_empty()
+        && !conflicts
+}
+
 /// Decides for `autoscaler` given what was observed, its current status and its history.
 ///
 /// The status and history are taken by value and come back, updated, from
@@ -252,7 +290,8 @@ pub fn decide(
     let min = autoscaler.min_replicas;
     let max = autoscaler.max_replicas;
     let mut desired;
-    if current == 0 && min != 0 {
+    let bounds = Bounds::of(autoscaler, current);
+    if bounds == Bounds::ScalingDisabled {
         d.set(
             SCALING_ACTIVE,
             false,
@@ -262,7 +301,7 @@ pub fn decide(
         desired = 0;
         d.rescale = false;
         d.record.summary = "scaling is disabled: the target has zero replicas".to_owned();
-    } else if current > max {
+    } else if bounds == Bounds::AboveMax {
         desired = max;
         d.rescale_reason = "Current number of replicas above Spec.MaxReplicas".to_owned();
         d.rescale = true;
@@ -273,7 +312,7 @@ pub fn decide(
             LimitReason::TooManyReplicas.reason(),
             "current replicas above maxReplicas",
         );
-    } else if current < min {
+    } else if bounds == Bounds::BelowMin {
         desired = min;
         d.rescale_reason = "Current number of replicas below Spec.MinReplicas".to_owned();
         d.rescale = true;

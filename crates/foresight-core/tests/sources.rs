@@ -376,3 +376,50 @@ fn an_unreadable_selector_stops_the_decision_as_kubernetes_does() {
         Some("InvalidSelector")
     );
 }
+
+/// The controller reads metrics only when `reads_metrics` says the decision will use them;
+/// whenever it says not, the decision is the same with the metrics as without them.
+#[test]
+fn metrics_are_read_exactly_when_the_decision_uses_them() {
+    use foresight_core::decision::reads_metrics;
+    let now = at("2026-03-02T14:00:00Z");
+    let mut spec = base();
+    spec.min_replicas = Some(2);
+    spec.max_replicas = 10;
+    spec.metrics = vec![cpu_60()];
+    let autoscaler =
+        Autoscaler::new("shop", "web", &spec, &ControllerConfig::default()).expect("valid spec");
+    for (replicas, selector, conflicts, reads) in [
+        (0, "app=web", false, false),
+        (1, "app=web", false, false),
+        (11, "app=web", false, false),
+        (4, "", false, false),
+        (4, "app=web", true, false),
+        (4, "app=web", false, true),
+        (2, "app=web", false, true),
+        (10, "app=web", false, true),
+    ] {
+        let mut with = observation(replicas, 900, now);
+        with.scale.as_mut().unwrap().selector = selector.into();
+        if conflicts {
+            with.conflicts = vec!["shop/other".into()];
+        }
+        let scale = with.scale.clone().unwrap();
+        assert_eq!(
+            reads_metrics(&autoscaler, &scale, conflicts),
+            reads,
+            "{replicas} replicas, selector {selector:?}, conflicts {conflicts}"
+        );
+        if !reads {
+            let mut without = with.clone();
+            without.pods.clear();
+            without.resource_metrics = Ok(Vec::new());
+            let (a, b) = (run(&spec, &with, now), run(&spec, &without, now));
+            assert_eq!(
+                a.desired_replicas, b.desired_replicas,
+                "{replicas} replicas"
+            );
+            assert_eq!(a.record, b.record, "{replicas} replicas");
+        }
+    }
+}

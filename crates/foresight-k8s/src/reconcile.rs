@@ -23,7 +23,9 @@ use foresight_api::status::{
 };
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::conditions::{self, READY, SCALING_ACTIVE};
-use foresight_core::decision::{decide, Event, EventType, Observation, ScaleOutcome};
+use foresight_core::decision::{
+    decide, reads_metrics, Event, EventType, Observation, ScaleOutcome,
+};
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::history;
 use jiff::Timestamp;
@@ -451,15 +453,7 @@ async fn observe(
             return observation;
         }
     };
-    // Kubernetes reads no metrics when the count is out of bounds or scaling is disabled:
-    // the decision does not look at them then.
-    let current = scale.spec_replicas;
-    let needs_metrics = !(current == 0 && autoscaler.min_replicas != 0)
-        && current <= autoscaler.max_replicas
-        && current >= autoscaler.min_replicas
-        && !scale.selector.is_empty()
-        && observation.conflicts.is_empty();
-    if needs_metrics {
+    if reads_metrics(autoscaler, &scale, !observation.conflicts.is_empty()) {
         observation.pods = ctx.pods.select(ns, &selector);
         let Readings {
             resource_metrics,
