@@ -85,6 +85,9 @@ pub struct Memory {
     pub last_write: Option<Timestamp>,
     /// The previous sync's events, for deduplication.
     pub last_events: Vec<Event>,
+    /// The spec compiled at the generation it was compiled for: a spec changes only with
+    /// its generation, so syncs in between reuse it instead of validating it again.
+    pub compiled: Option<(i64, Arc<Autoscaler>)>,
 }
 
 /// Per-autoscaler memory. A reconcile takes its entry out and puts it back; the controller
@@ -265,12 +268,26 @@ async fn reconcile_inner(
             .unwrap_or_default(),
         last_write: status::written_at(&prior),
         last_events: Vec::new(),
+        compiled: None,
     });
     let api: Api<EffectiveHorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), &ns);
     let regarding = obj.object_ref(&());
 
-    let autoscaler = match Autoscaler::new(&ns, &name, &obj.spec, &ctx.settings.core) {
-        Ok(a) => a,
+    let generation = obj.metadata.generation;
+    let cached = memory
+        .compiled
+        .as_ref()
+        .filter(|(at, _)| Some(*at) == generation)
+        .map(|(_, a)| Arc::clone(a));
+    let compiled = match cached {
+        Some(a) => Ok(a),
+        None => Autoscaler::new(&ns, &name, &obj.spec, &ctx.settings.core).map(Arc::new),
+    };
+    let autoscaler = match compiled {
+        Ok(a) => {
+            memory.compiled = generation.map(|g| (g, Arc::clone(&a)));
+            a
+        }
         Err(errors) => {
             // Nothing is predicted for a spec that does not compile.
             if let Some(cache) = &ctx.forecasts {
