@@ -160,7 +160,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let simulation_decisions = total_decisions(&load, &policies);
     let predictive = policies
         .iter()
-        .filter(|p| predictor_config(&p.autoscaler).is_ok_and(|c| c.is_some()))
+        .filter(|p| predictor_config(&p.autoscaler).is_some())
         .count();
     let equal_risk_decisions = if args.no_equal_risk {
         0
@@ -421,13 +421,12 @@ fn load_unit(policies: &[CompiledPolicy]) -> &'static str {
     }
 }
 
-/// The zone of the first cron that names one (the service's local time), else UTC.
+/// The zone of the first cron (the service's local time), else UTC.
 fn report_time_zone(policies: &[CompiledPolicy]) -> jiff::tz::TimeZone {
     policies
         .iter()
-        .flat_map(|p| p.autoscaler.spec.crons.iter())
-        .filter_map(|c| c.timezone.as_deref())
-        .find_map(|name| jiff::tz::TimeZone::get(name).ok())
+        .filter_map(|p| p.autoscaler.crons.as_ref())
+        .find_map(|crons| crons.time_zones().next().cloned())
         .unwrap_or(jiff::tz::TimeZone::UTC)
 }
 

@@ -7,10 +7,12 @@ use foresight_api::hpa::{
 use foresight_api::spec::{EffectiveHorizontalPodAutoscalerSpec, ScaleStrategy};
 use foresight_api::validation::FieldError;
 use jiff::SignedDuration;
+use std::collections::BTreeMap;
 
 use crate::behavior::{Behavior, LegacyScaleUpLimit};
 use crate::cron::CronSet;
 use crate::pods::Readiness;
+use crate::prediction::PredictorConfig;
 use crate::replicas::Tolerance;
 use crate::resources::ResourceName;
 
@@ -395,6 +397,10 @@ pub struct PredictionPolicy {
     pub accuracy_window_seconds: i64,
     /// Demote above this error (percent); 0 never demotes.
     pub max_error_percent: i64,
+    /// The predictor and its settings (`predictionAlgorithm`), compiled.
+    pub predictor: PredictorConfig,
+    /// `historyQueries`: PromQL per metric identifier, overriding the defaults.
+    pub history_queries: BTreeMap<String, String>,
 }
 
 impl PredictionPolicy {
@@ -407,9 +413,17 @@ impl PredictionPolicy {
     /// Default of `predictionWindowSeconds`.
     pub const DEFAULT_WINDOW_SECONDS: i64 = 3600;
 
-    fn compile(p: &foresight_api::prediction::PredictionSpec) -> PredictionPolicy {
+    /// `None` when the spec predicts nothing (no `predictionAlgorithm`); `Err` when its
+    /// predictor settings cannot be used.
+    fn compile(
+        p: &foresight_api::prediction::PredictionSpec,
+    ) -> Result<Option<PredictionPolicy>, String> {
+        let Some(algorithm) = &p.prediction_algorithm else {
+            return Ok(None);
+        };
+        let predictor = PredictorConfig::from_spec(algorithm)?;
         let accuracy = p.accuracy.clone().unwrap_or_default();
-        PredictionPolicy {
+        Ok(Some(PredictionPolicy {
             window_seconds: p
                 .prediction_window_seconds
                 .map_or(Self::DEFAULT_WINDOW_SECONDS, i64::from),
@@ -424,7 +438,9 @@ impl PredictionPolicy {
             max_error_percent: accuracy
                 .max_error_percent
                 .map_or(Self::DEFAULT_MAX_ERROR_PERCENT, i64::from),
-        }
+            predictor,
+            history_queries: p.history_queries.clone().unwrap_or_default(),
+        }))
     }
 }
 
@@ -472,8 +488,6 @@ pub struct Autoscaler {
     pub prediction: Option<PredictionPolicy>,
     /// The crons, compiled; `None` without crons.
     pub crons: Option<CronSet>,
-    /// The spec it was compiled from (defaulted).
-    pub spec: EffectiveHorizontalPodAutoscalerSpec,
 }
 
 impl Autoscaler {
@@ -487,6 +501,14 @@ impl Autoscaler {
         let errors = foresight_api::validation::validate_spec(spec);
         if !errors.is_empty() {
             return Err(errors);
+        }
+        // The predictor's own check, in case validation let through settings it cannot use.
+        if let Some(Err(e)) = spec.prediction.as_ref().map(PredictionPolicy::compile) {
+            return Err(vec![FieldError::invalid(
+                "spec.prediction.predictionAlgorithm",
+                "",
+                e,
+            )]);
         }
         let mut autoscaler = Self::compile_unchecked(namespace, name, spec, config);
         if !spec.crons.is_empty() {
@@ -516,6 +538,11 @@ impl Autoscaler {
     ) -> Autoscaler {
         let mut spec = spec.clone();
         foresight_api::defaults::default_spec(&mut spec);
+        // Validation has checked the predictor's settings; unusable ones predict nothing.
+        let prediction = spec
+            .prediction
+            .as_ref()
+            .and_then(|p| PredictionPolicy::compile(p).ok().flatten());
         let downscale = spec
             .downscale_stabilization_window_seconds
             .map(i64::from)
@@ -556,18 +583,9 @@ impl Autoscaler {
             },
             strategy: spec.strategy(),
             specific_replicas: spec.specific_replicas,
-            prediction_window_seconds: spec
-                .prediction
-                .as_ref()
-                .filter(|p| p.prediction_algorithm.is_some())
-                .map(|p| i64::from(p.prediction_window_seconds.unwrap_or(3600))),
-            prediction: spec
-                .prediction
-                .as_ref()
-                .filter(|p| p.prediction_algorithm.is_some())
-                .map(PredictionPolicy::compile),
+            prediction_window_seconds: prediction.as_ref().map(|p| p.window_seconds),
+            prediction,
             crons: None,
-            spec,
         }
     }
 

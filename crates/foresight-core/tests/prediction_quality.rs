@@ -17,7 +17,7 @@ use foresight_core::decision::{decide, Decision, Observation, ScaleOutcome};
 use foresight_core::forecasting::{self, forecast_proposal, ForecastInput, Span};
 use foresight_core::metrics::{ContainerUsage, PodResourceSample};
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
-use foresight_core::prediction::{Accuracy, Algorithm, Forecast};
+use foresight_core::prediction::{Accuracy, Algorithm, Forecast, PredictorConfig};
 use foresight_core::proposals::Scale;
 use foresight_core::replicas::Tolerance;
 use foresight_core::resources::ResourceList;
@@ -335,6 +335,12 @@ proptest! {
             startup_seconds: Some(startup),
             accuracy_window_seconds: 86_400,
             max_error_percent: 50,
+            predictor: PredictorConfig::from_spec(&PredictionAlgorithm {
+                algorithm_type: "dsp".into(),
+                ..Default::default()
+            })
+            .expect("the default DSP settings"),
+            history_queries: Default::default(),
         };
         let reach = forecasting::reach(&policy, &[], sync);
         let lead = startup + sync;

@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use foresight_api::prediction::{PredictionAlgorithm, DSP_HISTORY_MARGIN};
 use foresight_core::autoscaler::{Autoscaler, MetricSource, PredictionPolicy};
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::metrics::{MetricData, ValueSample};
@@ -114,16 +113,12 @@ pub struct HistoryWindow {
 /// A forecasting algorithm as the cache drives it. The controller uses [`CorePredictor`];
 /// tests may supply their own.
 pub trait Predictor: Send + Sync + 'static {
-    /// The history `algorithm` needs; `Err` when its settings are unusable.
-    fn history(&self, algorithm: &PredictionAlgorithm) -> Result<HistoryWindow, String>;
+    /// The history `predictor` needs.
+    fn history(&self, predictor: &PredictorConfig) -> HistoryWindow;
     /// The forecast from `history` (time-ordered, finite, in the metric's unit) made at
     /// `now`. CPU-heavy: the cache runs it on a blocking thread.
-    fn predict(
-        &self,
-        algorithm: &PredictionAlgorithm,
-        history: &[Point],
-        now: Timestamp,
-    ) -> Prediction;
+    fn predict(&self, predictor: &PredictorConfig, history: &[Point], now: Timestamp)
+        -> Prediction;
 }
 
 /// Prometheus points as the core's samples.
@@ -137,38 +132,27 @@ fn samples(points: &[Point]) -> Vec<Sample> {
         .collect()
 }
 
-/// The predictors of `foresight-core` (DSP and percentile), configured from the spec's
-/// `predictionAlgorithm`: what the controller runs.
+/// The predictors of `foresight-core` (DSP and percentile), as the compiled spec configures
+/// them: what the controller runs.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CorePredictor;
 
 impl Predictor for CorePredictor {
-    fn history(&self, algorithm: &PredictionAlgorithm) -> Result<HistoryWindow, String> {
-        let config = PredictorConfig::from_spec(algorithm)?;
+    fn history(&self, predictor: &PredictorConfig) -> HistoryWindow {
         let seconds = |s: i64| Duration::from_secs(u64::try_from(s).unwrap_or(0));
-        // The DSP predictor reads one hour more than its history length, as Crane does, to
-        // align the series to whole hours.
-        let margin = match config {
-            PredictorConfig::Dsp(_) => DSP_HISTORY_MARGIN,
-            PredictorConfig::Percentile(_) => Duration::ZERO,
-        };
-        Ok(HistoryWindow {
-            length: seconds(config.history_secs()).saturating_add(margin),
-            step: seconds(config.interval_secs().max(1)),
-        })
+        HistoryWindow {
+            length: seconds(predictor.history_to_read_secs()),
+            step: seconds(predictor.interval_secs().max(1)),
+        }
     }
 
     fn predict(
         &self,
-        algorithm: &PredictionAlgorithm,
+        predictor: &PredictorConfig,
         history: &[Point],
         now: Timestamp,
     ) -> Prediction {
-        let config = match PredictorConfig::from_spec(algorithm) {
-            Ok(c) => c,
-            Err(e) => return Prediction::not_ready(e),
-        };
-        predict(&config, &samples(history), now.as_second())
+        predict(predictor, &samples(history), now.as_second())
     }
 }
 
@@ -257,7 +241,7 @@ struct Entry {
     /// Query, algorithm and window it was made for; a change restarts the entry.
     fingerprint: String,
     query: Result<String, String>,
-    algorithm: PredictionAlgorithm,
+    predictor: PredictorConfig,
     window_seconds: i64,
     /// The last forecast made.
     forecast: Option<Forecast>,
@@ -281,7 +265,7 @@ impl Entry {
     fn new(
         fingerprint: String,
         query: Result<String, String>,
-        algorithm: PredictionAlgorithm,
+        predictor: PredictorConfig,
         window_seconds: i64,
         now: Timestamp,
         generation: u64,
@@ -289,7 +273,7 @@ impl Entry {
         Entry {
             fingerprint,
             query,
-            algorithm,
+            predictor,
             window_seconds,
             forecast: None,
             accuracy: AccuracyTracker::default(),
@@ -567,16 +551,11 @@ impl ForecastCache {
     /// refresh is due (marking them running).
     fn register(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<Key> {
         let key = autoscaler_key(autoscaler);
-        let algorithm = autoscaler
-            .spec
-            .prediction
-            .as_ref()
-            .and_then(|p| p.prediction_algorithm.clone());
-        let (Some(window), Some(algorithm)) = (autoscaler.prediction_window_seconds, algorithm)
-        else {
+        let Some(policy) = &autoscaler.prediction else {
             self.remove(&key);
             return Vec::new();
         };
+        let (window, algorithm) = (policy.window_seconds, &policy.predictor);
         let mut all = self.lock();
         let entries = all.of_autoscaler(&key);
         let ids = entry_ids(autoscaler);
@@ -609,10 +588,7 @@ impl ForecastCache {
                     generation,
                 );
             }
-            entry.accuracy_window = autoscaler
-                .prediction
-                .as_ref()
-                .map_or(entry.accuracy_window, |p| p.accuracy_window_seconds);
+            entry.accuracy_window = policy.accuracy_window_seconds;
             if !entry.running && entry.due <= now && entry.query.is_ok() {
                 entry.running = true;
                 due.push(entry_key);
@@ -694,7 +670,7 @@ impl ForecastCache {
     }
 
     async fn refresh_entry(&self, key: &Key, now: Timestamp) {
-        let (query, algorithm, generation) = {
+        let (query, predictor, generation) = {
             let entries = self.lock();
             let Some(entry) = entries.get(key) else {
                 return;
@@ -702,7 +678,7 @@ impl ForecastCache {
             let Ok(query) = entry.query.clone() else {
                 return;
             };
-            (query, entry.algorithm.clone(), entry.generation)
+            (query, entry.predictor.clone(), entry.generation)
         };
         let counters = &self.inner.counters;
         // The semaphore is never closed, so acquiring fails only if it were; then refresh
@@ -710,7 +686,7 @@ impl ForecastCache {
         let _permit = self.inner.permits.clone().acquire_owned().await.ok();
         counters.started.fetch_add(1, Ordering::Relaxed);
         counters.in_flight.fetch_add(1, Ordering::Relaxed);
-        let outcome = self.compute(&query, &algorithm, now).await;
+        let outcome = self.compute(&query, predictor, now).await;
         counters.in_flight.fetch_sub(1, Ordering::Relaxed);
         let counter = match &outcome {
             Outcome::Forecast(..) => &counters.succeeded,
@@ -725,16 +701,8 @@ impl ForecastCache {
         self.inner.refreshed.notify_waiters();
     }
 
-    async fn compute(
-        &self,
-        query: &str,
-        algorithm: &PredictionAlgorithm,
-        now: Timestamp,
-    ) -> Outcome {
-        let window = match self.inner.predictor.history(algorithm) {
-            Ok(w) => w,
-            Err(e) => return Outcome::NotReady(e, Vec::new()),
-        };
+    async fn compute(&self, query: &str, config: PredictorConfig, now: Timestamp) -> Outcome {
+        let window = self.inner.predictor.history(&config);
         let step = window.step.as_secs().max(1);
         let step_i64 = i64::try_from(step).unwrap_or(i64::MAX);
         // Align the range to the step grid so successive refreshes see the same sample times.
@@ -773,9 +741,8 @@ impl ForecastCache {
             }
         };
         let predictor = Arc::clone(&self.inner.predictor);
-        let algorithm = algorithm.clone();
         let prediction = tokio::task::spawn_blocking(move || {
-            let p = predictor.predict(&algorithm, &points, now);
+            let p = predictor.predict(&config, &points, now);
             (p, samples(&points))
         })
         .await;
@@ -962,19 +929,16 @@ mod tests {
     }
 
     impl Predictor for FlatMax {
-        fn history(&self, algorithm: &PredictionAlgorithm) -> Result<HistoryWindow, String> {
-            if algorithm.algorithm_type != "dsp" {
-                return Err(format!("unknown algorithm {}", algorithm.algorithm_type));
-            }
-            Ok(HistoryWindow {
+        fn history(&self, _predictor: &PredictorConfig) -> HistoryWindow {
+            HistoryWindow {
                 length: Duration::from_secs(600),
                 step: Duration::from_secs(60),
-            })
+            }
         }
 
         fn predict(
             &self,
-            _algorithm: &PredictionAlgorithm,
+            _predictor: &PredictorConfig,
             history: &[Point],
             now: Timestamp,
         ) -> Prediction {
@@ -1413,23 +1377,22 @@ mod tests {
 
     #[test]
     fn the_core_predictor_asks_for_its_configured_history() {
-        let algorithm = |json: serde_json::Value| -> PredictionAlgorithm {
-            serde_json::from_value(json).unwrap()
+        let algorithm = |json: serde_json::Value| -> PredictorConfig {
+            PredictorConfig::from_spec(&serde_json::from_value(json).unwrap()).unwrap()
         };
         let dsp = algorithm(serde_json::json!({"algorithmType": "dsp",
             "dsp": {"sampleInterval": "5m", "historyLength": "3d"}}));
         assert_eq!(
             CorePredictor.history(&dsp),
-            Ok(HistoryWindow {
+            HistoryWindow {
                 length: Duration::from_secs(3 * 86_400 + 3600),
                 step: Duration::from_secs(300),
-            })
+            }
         );
         let percentile = algorithm(serde_json::json!({"algorithmType": "percentile"}));
-        let window = CorePredictor.history(&percentile).unwrap();
+        let window = CorePredictor.history(&percentile);
         assert_eq!(window.step, Duration::from_secs(60));
-        let bad = algorithm(serde_json::json!({"algorithmType": "arima"}));
-        assert!(CorePredictor.history(&bad).unwrap_err().contains("arima"));
+        assert_eq!(window.length, Duration::from_secs(7 * 86_400));
         // Too little history: not ready, with the predictor's reason.
         let points: Vec<Point> = (0..30)
             .map(|i| Point {
@@ -1439,10 +1402,6 @@ mod tests {
             .collect();
         match CorePredictor.predict(&dsp, &points, at(1_009_000)) {
             Prediction::NotReady { reason } => assert!(reason.contains("2 periods"), "{reason}"),
-            other => panic!("{other:?}"),
-        }
-        match CorePredictor.predict(&bad, &points, at(1_009_000)) {
-            Prediction::NotReady { reason } => assert!(reason.contains("arima"), "{reason}"),
             other => panic!("{other:?}"),
         }
     }

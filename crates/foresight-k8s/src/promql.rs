@@ -267,11 +267,9 @@ pub fn history_query(
         target: &autoscaler.target,
     };
     let from_spec = autoscaler
-        .spec
         .prediction
         .as_ref()
-        .and_then(|p| p.history_queries.as_ref())
-        .and_then(|q| q.get(&id));
+        .and_then(|p| p.history_queries.get(&id));
     if let Some(q) = from_spec {
         return Ok((q.clone(), QueryOrigin::Spec));
     }

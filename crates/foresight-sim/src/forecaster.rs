@@ -16,23 +16,9 @@ use serde::Serialize;
 use crate::config::ModelConfig;
 use crate::meter::Meter;
 
-/// The predictor's settings for `autoscaler`, when prediction is on: `Ok(None)` when it is
-/// off, `Err` with the reason when its settings cannot be used.
-pub fn predictor_config(autoscaler: &Autoscaler) -> Result<Option<PredictorConfig>, String> {
-    if autoscaler.prediction_window_seconds.is_none() {
-        return Ok(None);
-    }
-    let Some(algorithm) = autoscaler
-        .spec
-        .prediction
-        .as_ref()
-        .and_then(|p| p.prediction_algorithm.as_ref())
-    else {
-        return Ok(None);
-    };
-    PredictorConfig::from_spec(algorithm)
-        .map(Some)
-        .map_err(|e| format!("spec.prediction.{e}"))
+/// The predictor's settings for `autoscaler`, when prediction is on.
+pub fn predictor_config(autoscaler: &Autoscaler) -> Option<PredictorConfig> {
+    autoscaler.prediction.as_ref().map(|p| p.predictor.clone())
 }
 
 /// How prediction fared over a whole run: when it first had a forecast and with which period,
@@ -95,7 +81,7 @@ impl PredictionSummary {
 /// Keeps the metric's history and refits the predictor.
 #[derive(Clone, Debug)]
 pub struct Forecaster {
-    config: Result<PredictorConfig, String>,
+    config: PredictorConfig,
     interval: i64,
     history_seconds: i64,
     window: i64,
@@ -114,16 +100,11 @@ pub struct Forecaster {
 impl Forecaster {
     /// A forecaster for `autoscaler`, or `None` when its prediction is off.
     pub fn for_autoscaler(autoscaler: &Autoscaler, model: &ModelConfig) -> Option<Forecaster> {
-        let window = autoscaler.prediction_window_seconds?;
-        let config = match predictor_config(autoscaler) {
-            Ok(None) => return None,
-            Ok(Some(c)) => Ok(c),
-            Err(e) => Err(e),
-        };
-        let (interval, history_seconds) = match &config {
-            Ok(c) => (c.interval_secs().max(1), c.history_secs().max(1)),
-            Err(_) => (60, 86_400),
-        };
+        let policy = autoscaler.prediction.as_ref()?;
+        let window = policy.window_seconds;
+        let config = policy.predictor.clone();
+        let (interval, history_seconds) =
+            (config.interval_secs().max(1), config.history_secs().max(1));
         Some(Forecaster {
             config,
             interval,
@@ -138,10 +119,7 @@ impl Forecaster {
             accuracy: AccuracyTracker::default(),
             last_refit: None,
             summary: PredictionSummary::default(),
-            accuracy_window: autoscaler
-                .prediction
-                .as_ref()
-                .map_or(86_400, |p| p.accuracy_window_seconds),
+            accuracy_window: policy.accuracy_window_seconds,
         })
     }
 
@@ -217,21 +195,15 @@ impl Forecaster {
             ),
             None => self.accuracy.expire(now, self.accuracy_window),
         }
-        let input = match &self.config {
-            Err(e) => {
-                self.forecast = None;
-                ForecastInput::Failed(e.clone())
+        let input = match predict(&self.config, self.history.make_contiguous(), now) {
+            Prediction::Ready(f) => {
+                self.forecast = Some(f.clone());
+                ForecastInput::Ready(f)
             }
-            Ok(config) => match predict(config, self.history.make_contiguous(), now) {
-                Prediction::Ready(f) => {
-                    self.forecast = Some(f.clone());
-                    ForecastInput::Ready(f)
-                }
-                Prediction::NotReady { reason } => {
-                    self.forecast = None;
-                    ForecastInput::NotReady(reason)
-                }
-            },
+            Prediction::NotReady { reason } => {
+                self.forecast = None;
+                ForecastInput::NotReady(reason)
+            }
         };
         self.summary.refits += 1;
         match &input {

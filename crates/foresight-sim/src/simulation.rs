@@ -4,7 +4,6 @@ use foresight_core::autoscaler::Autoscaler;
 
 use crate::config::ModelConfig;
 use crate::error::SimError;
-use crate::forecaster::predictor_config;
 use crate::load::LoadTrace;
 use crate::parallel::{parallel_map, threads_for};
 use crate::policy::Policy;
@@ -38,10 +37,6 @@ pub fn compile_policies(policies: &[Policy]) -> Result<Vec<CompiledPolicy>, SimE
         .iter()
         .map(|p| {
             let autoscaler = p.compile()?;
-            predictor_config(&autoscaler).map_err(|message| SimError::Policy {
-                policy: p.name.clone(),
-                message,
-            })?;
             Ok(CompiledPolicy {
                 name: p.name.clone(),
                 autoscaler,

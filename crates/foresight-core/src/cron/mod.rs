@@ -64,6 +64,11 @@ impl CronSet {
         })
     }
 
+    /// The zone each cron runs in, in spec order.
+    pub fn time_zones(&self) -> impl Iterator<Item = &TimeZone> {
+        self.windows.iter().map(window::Window::time_zone)
+    }
+
     /// Whether there are no crons at all.
     pub fn is_empty(&self) -> bool {
         self.windows.is_empty()

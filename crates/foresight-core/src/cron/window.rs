@@ -42,6 +42,11 @@ pub(crate) struct WindowState {
 }
 
 impl Window {
+    /// The zone the cron runs in.
+    pub(crate) fn time_zone(&self) -> &TimeZone {
+        &self.tz
+    }
+
     pub(crate) fn new(cron: CheckedCron) -> Window {
         let start_can_fire = cron.start.matches_some_date();
         Window {

@@ -360,6 +360,18 @@ impl PredictorConfig {
             PredictorConfig::Percentile(c) => c.history_secs(),
         }
     }
+
+    /// Seconds of history to read for it: the DSP predictor reads one hour more than its
+    /// history length, as Crane does, to align the series to whole hours.
+    pub fn history_to_read_secs(&self) -> i64 {
+        let margin = match self {
+            PredictorConfig::Dsp(_) => {
+                i64::try_from(foresight_api::prediction::DSP_HISTORY_MARGIN.as_secs()).unwrap_or(0)
+            }
+            PredictorConfig::Percentile(_) => 0,
+        };
+        self.history_secs().saturating_add(margin)
+    }
 }
 
 fn duration_or(value: Option<&String>, default: Duration) -> Result<Duration, ConfigError> {
