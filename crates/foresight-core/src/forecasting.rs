@@ -178,9 +178,8 @@ pub fn forecast_proposal(
 ) -> Result<ForecastProposal, String> {
     let from = now.as_second();
     let window_seconds = span.horizon_seconds;
-    // The point that holds at `now` started up to a step before it: a short span must not
-    // miss the value in force now.
-    // The point that holds at the span's start began up to a step before it.
+    // The point that holds at the span's start began up to a step before it: a short span
+    // must not miss the value in force then.
     let start = from.saturating_add(span.from_seconds.clamp(0, window_seconds));
     let first = if span.strict_up {
         start.saturating_sub(forecast.step.max(1) - 1)
