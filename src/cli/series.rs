@@ -58,6 +58,8 @@ pub struct Series {
     pub source: String,
     /// The gaps that were closed up (`--allow-gaps`), in the original timestamps.
     pub closed_gaps: Vec<Gap>,
+    /// What a gap's positions count: `line` of a file, `point` of a query's answer.
+    pub unit: &'static str,
 }
 
 impl SeriesArgs {
@@ -93,7 +95,7 @@ impl SeriesArgs {
         &self,
         samples: Vec<(u64, Sample)>,
         source: String,
-        unit: &str,
+        unit: &'static str,
     ) -> anyhow::Result<Series> {
         if let Some((at, s)) = samples.iter().find(|(_, s)| s.value < 0.0) {
             bail!(
@@ -123,6 +125,7 @@ impl SeriesArgs {
             samples: close_up(samples, &found),
             source,
             closed_gaps: found,
+            unit,
         })
     }
 

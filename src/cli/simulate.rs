@@ -141,7 +141,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let report_path = report_path(&args)?;
     let sources = load_policies(&args.specs)?;
     let policies = compile_policies(&sources)?;
-    let (trace, source, closed_gaps) = load_trace(&args)?;
+    let (trace, source, closed_gaps, gap_unit) = load_trace(&args)?;
     let days = (trace.end() - trace.start()) / 86_400;
     if days > MAX_SPAN_DAYS {
         anyhow::bail!(
@@ -213,7 +213,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         print_verdict(&simulation, &equal_risk);
         for gap in &closed_gaps {
             println!(
-                "closed up: no samples for {} between line {} and line {} (--allow-gaps)",
+                "closed up: no samples for {} between {gap_unit} {} and {gap_unit} {} (--allow-gaps)",
                 describe(gap.seconds()),
                 gap.before.0,
                 gap.after.0
@@ -331,7 +331,7 @@ fn load_policies(specs: &[PathBuf]) -> anyhow::Result<Vec<Policy>> {
 }
 
 /// The load trace, a description of where it came from, and the gaps closed up in it.
-fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap>)> {
+fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap>, &'static str)> {
     let series = if args.series.given() {
         args.series.read()?
     } else if args.synthetic || !args.specs.is_empty() {
@@ -342,7 +342,7 @@ fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap
         });
         let trace = LoadTrace::new(points)?;
         let source = format!("synthetic load ({} days, seed {})", args.days, args.seed);
-        return Ok((trace, source, Vec::new()));
+        return Ok((trace, source, Vec::new(), "line"));
     } else {
         let mut series = args
             .series
@@ -359,7 +359,7 @@ fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap
         })
         .collect();
     let trace = LoadTrace::new(points).map_err(|e| anyhow::anyhow!("{}: {e}", series.source))?;
-    Ok((trace, series.source, series.closed_gaps))
+    Ok((trace, series.source, series.closed_gaps, series.unit))
 }
 
 /// Where the report goes. `--out DIR` is created when missing (once the run has succeeded);

@@ -217,11 +217,11 @@ fn verdict_section(html: &mut String, simulation: &Simulation, ctx: &ReportConte
     for gap in ctx.closed_gaps {
         let _ = write!(
             html,
-            "<li>No samples for {} s between lines {} and {} of the trace: closed up \
-             (<code>--allow-gaps</code>), so later times are shifted earlier.</li>",
+            "<li>No samples for {} s from {} to {}: closed up (<code>--allow-gaps</code>), so \
+             the times after it are shifted earlier.</li>",
             gap.seconds(),
-            gap.before.0,
-            gap.after.0
+            escape(&local(gap.before.1, &ctx.time_zone)),
+            escape(&local(gap.after.1, &ctx.time_zone))
         );
     }
     html.push_str("</ul>");
