@@ -67,11 +67,7 @@ fn main() -> ExitCode {
 fn error_text(err: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in err.chain() {
-        let mut part = cause.to_string();
-        if let Some(at) = part.find(" (os error ") {
-            let end = part[at..].find(')').map_or(part.len(), |e| at + e + 1);
-            part.replace_range(at..end, "");
-        }
+        let part = cli::input::without_errno(&cause.to_string());
         if text.contains(&part) {
             continue;
         }

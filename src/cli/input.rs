@@ -17,9 +17,15 @@ pub fn read_input(path: &Path) -> Result<String, String> {
 
 /// An I/O error's description without the errno Rust appends.
 pub fn io_error(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error ") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
+    without_errno(&error.to_string())
+}
+
+/// `text` without the ` (os error N)` Rust appends to I/O errors (wherever it stands).
+pub fn without_errno(text: &str) -> String {
+    let mut out = text.to_owned();
+    while let Some(at) = out.find(" (os error ") {
+        let end = out[at..].find(')').map_or(out.len(), |e| at + e + 1);
+        out.replace_range(at..end, "");
     }
+    out
 }

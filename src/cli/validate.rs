@@ -69,7 +69,7 @@ fn check_document(value: &serde_json::Value, strict_kinds: bool) -> Option<Vec<F
     };
     Some(match document {
         Document::Foresight(ehpa) => {
-            let mut errors = unknown_fields::in_foresight_spec(value);
+            let mut errors = unknown_fields::in_spec_of(value);
             errors.extend(validate_spec(&ehpa.spec));
             errors
         }
@@ -78,9 +78,7 @@ fn check_document(value: &serde_json::Value, strict_kinds: bool) -> Option<Vec<F
                 .err()
                 .into_iter()
                 .collect();
-            if hpa.api_version != "autoscaling/v1" {
-                errors.extend(unknown_fields::in_hpa_spec(value));
-            }
+            errors.extend(unknown_fields::in_spec_of(value));
             // The API server defaults before it validates.
             let mut spec = hpa.spec.clone();
             default_hpa_spec(&mut spec);

@@ -103,13 +103,11 @@ pub fn import_document(
     let mut imported = match classify(value).map_err(ImportError::Field)? {
         Document::Hpa(hpa) => {
             let mut imported = import_hpa(&hpa);
-            if hpa.api_version != "autoscaling/v1" {
-                for unknown in crate::unknown_fields::in_hpa_spec(value) {
-                    imported.notes.push(format!(
-                        "{} dropped: not a HorizontalPodAutoscaler field ({})",
-                        unknown.field, unknown.detail
-                    ));
-                }
+            for unknown in crate::unknown_fields::in_spec_of(value) {
+                imported.notes.push(format!(
+                    "{} dropped: not a HorizontalPodAutoscaler field ({})",
+                    unknown.field, unknown.detail
+                ));
             }
             if !options.preview {
                 imported.notes.push(hpa_coexistence_note(&hpa.metadata));

@@ -10,8 +10,26 @@ use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use crate::hpa::HorizontalPodAutoscalerSpec;
-use crate::spec::EffectiveHorizontalPodAutoscalerSpec;
+use crate::spec::{EffectiveHorizontalPodAutoscalerSpec, API_VERSION, KIND};
 use crate::validation::FieldError;
+
+/// Unknown fields under `spec` of a manifest, by its kind: a Foresight object or an
+/// autoscaling/v2 HorizontalPodAutoscaler (a v1 HPA has another shape and is not checked,
+/// nor is any other kind).
+pub fn in_spec_of(document: &Value) -> Vec<FieldError> {
+    let text = |key: &str| {
+        document
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    match (text("apiVersion"), text("kind")) {
+        (API_VERSION, KIND) => in_foresight_spec(document),
+        ("autoscaling/v1", _) => Vec::new(),
+        (v, "HorizontalPodAutoscaler") if v.starts_with("autoscaling/") => in_hpa_spec(document),
+        _ => Vec::new(),
+    }
+}
 
 /// Unknown fields under `spec` of a Foresight EffectiveHorizontalPodAutoscaler. Metadata and
 /// status are left to the API server (a `kubectl get -o yaml` copy carries server fields).
@@ -195,6 +213,21 @@ mod tests {
                 "target": {"type": "Value", "value": "10"}}}],
         }));
         assert_eq!(in_foresight_spec(&doc), vec![]);
+    }
+
+    #[test]
+    fn the_schema_follows_the_kind() {
+        let spec = json!({"maxReplicas": 3, "minReplica": 1});
+        let hpa =
+            |v: &str| json!({"apiVersion": v, "kind": "HorizontalPodAutoscaler", "spec": spec});
+        assert_eq!(in_spec_of(&ehpa(spec.clone())).len(), 1);
+        assert_eq!(in_spec_of(&hpa("autoscaling/v2")).len(), 1);
+        // v1 has another shape, and other kinds are not ours to check.
+        assert!(in_spec_of(&hpa("autoscaling/v1")).is_empty());
+        assert!(
+            in_spec_of(&json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": spec}))
+                .is_empty()
+        );
     }
 
     #[test]

@@ -94,14 +94,10 @@ pub fn policies_from_manifest(text: &str, default_name: &str) -> Result<Vec<Poli
         };
         let document = classify(doc).map_err(located)?;
         // A misspelt field would silently replay the default instead of the user's setting.
-        let unknown = match &document {
-            Document::Foresight(_) => foresight_api::unknown_fields::in_foresight_spec(doc),
-            Document::Hpa(h) if h.api_version != "autoscaling/v1" => {
-                foresight_api::unknown_fields::in_hpa_spec(doc)
-            }
-            _ => Vec::new(),
-        };
-        if let Some(first) = unknown.into_iter().next() {
+        if let Some(first) = foresight_api::unknown_fields::in_spec_of(doc)
+            .into_iter()
+            .next()
+        {
             return Err(located(first));
         }
         match document {
