@@ -14,7 +14,7 @@ pub struct CrdArgs {
 /// Runs `foresight crd`.
 pub fn run(args: CrdArgs) -> anyhow::Result<ExitCode> {
     let text = if args.json {
-        serde_json::to_string_pretty(&foresight_k8s::crd::custom_resource_definition()?)?
+        serde_json::to_string_pretty(&foresight_k8s::crd::custom_resource_definition())?
     } else {
         foresight_k8s::crd::custom_resource_definition_yaml()?
     };

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use foresight_api::status::ConditionStatus;
+use foresight_api::EffectiveHorizontalPodAutoscaler;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::decision::{Event, EventType};
 use foresight_core::explain::{render, table};
-use foresight_k8s::resource::EffectiveHorizontalPodAutoscaler;
 use k8s_openapi::api::events::v1::Event as KubeEvent;
 use kube::api::ListParams;
 use kube::{Api, Client};

@@ -10,9 +10,17 @@ use crate::validation::FieldError;
 /// One cron window: between a `start` firing and the next `end` firing, hold `targetReplicas`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["name", "start", "end", "targetReplicas"],
+    "x-kubernetes-validations" = [{
+        "rule": "self.start != self.end",
+        "message": "start and end must differ: a window that closes as it opens never holds",
+    }],
+))]
 pub struct CronSpec {
     /// Unique name within the object.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 63))]
     pub name: String,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -23,12 +31,15 @@ pub struct CronSpec {
     pub timezone: Option<String>,
     /// 5-field crontab at which the window opens, e.g. `0 6 ? * 1-5`.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 256))]
     pub start: String,
     /// 5-field crontab at which the window closes.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 256))]
     pub end: String,
     /// Replicas to hold while the window is open.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub target_replicas: i32,
 }
 

@@ -11,16 +11,38 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::quantity::Quantity;
+use crate::schema::{
+    NON_NEGATIVE_QUANTITY, PATH_SEGMENT_MESSAGE, PATH_SEGMENT_RULE, POSITIVE_QUANTITY,
+};
+
+/// `spec.metrics[*].type` values.
+pub const METRIC_TYPES: [&str; 6] = [
+    "Resource",
+    "ContainerResource",
+    "Pods",
+    "Object",
+    "External",
+    "Prometheus",
+];
+/// `target.type` values.
+pub const TARGET_TYPES: [&str; 3] = ["Utilization", "Value", "AverageValue"];
+/// `behavior.*.selectPolicy` values.
+pub const SELECT_POLICIES: [&str; 3] = ["Max", "Min", "Disabled"];
+/// `behavior.*.policies[*].type` values.
+pub const POLICY_TYPES: [&str; 2] = ["Pods", "Percent"];
 
 /// Identifies the workload to scale: anything that serves the `scale` subresource.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["kind", "name"]))]
 pub struct CrossVersionObjectReference {
     /// Kind of the referent, e.g. `Deployment`.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 253), extend("x-kubernetes-validations" = [{"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE}]))]
     pub kind: String,
     /// Name of the referent.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 253), extend("x-kubernetes-validations" = [{"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE}]))]
     pub name: String,
     /// API version of the referent, e.g. `apps/v1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,9 +126,11 @@ impl LabelSelector {
 /// Names a metric and optionally narrows it with a label selector.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["name"]))]
 pub struct MetricIdentifier {
     /// The metric's name.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 253), extend("x-kubernetes-validations" = [{"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE}]))]
     pub name: String,
     /// Narrows the metric to the series with these labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,21 +144,29 @@ pub struct MetricIdentifier {
 pub struct MetricTarget {
     /// `Utilization`, `Value` or `AverageValue`.
     #[serde(rename = "type", default)]
+    #[schemars(extend("enum" = TARGET_TYPES))]
     pub type_: String,
     /// Target total value (Object, External, Prometheus).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = POSITIVE_QUANTITY, "minimum" = 0, "exclusiveMinimum" = true))]
     pub value: Option<Quantity>,
     /// Target value per pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = POSITIVE_QUANTITY, "minimum" = 0, "exclusiveMinimum" = true))]
     pub average_value: Option<Quantity>,
     /// Target average utilization, in percent of the pods' requests (Resource metrics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub average_utilization: Option<i32>,
 }
 
 /// A metric of a single Kubernetes object (custom.metrics.k8s.io).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["describedObject", "metric", "target"],
+    "x-kubernetes-validations" = [{"rule": "has(self.target.value) || has(self.target.averageValue)", "message": "Object metrics need target.value or target.averageValue"}],
+))]
 pub struct ObjectMetricSource {
     /// The object the metric describes, e.g. an Ingress.
     #[serde(default)]
@@ -150,6 +182,10 @@ pub struct ObjectMetricSource {
 /// A per-pod custom metric, averaged over the target's pods (custom.metrics.k8s.io).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["metric", "target"],
+    "x-kubernetes-validations" = [{"rule": "has(self.target.averageValue)", "message": "Pods metrics need target.averageValue"}],
+))]
 pub struct PodsMetricSource {
     /// The metric.
     #[serde(default)]
@@ -162,6 +198,10 @@ pub struct PodsMetricSource {
 /// A resource (CPU, memory) of the target's pods, from metrics.k8s.io.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["name", "target"],
+    "x-kubernetes-validations" = [{"rule": "has(self.target.averageUtilization) != has(self.target.averageValue)", "message": "set exactly one of target.averageUtilization and target.averageValue"}],
+))]
 pub struct ResourceMetricSource {
     /// The resource, e.g. `cpu` or `memory`.
     #[serde(default)]
@@ -174,6 +214,10 @@ pub struct ResourceMetricSource {
 /// A resource of one named container in each of the target's pods.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["name", "target", "container"],
+    "x-kubernetes-validations" = [{"rule": "has(self.target.averageUtilization) != has(self.target.averageValue)", "message": "set exactly one of target.averageUtilization and target.averageValue"}],
+))]
 pub struct ContainerResourceMetricSource {
     /// The resource, e.g. `cpu`.
     #[serde(default)]
@@ -183,12 +227,17 @@ pub struct ContainerResourceMetricSource {
     pub target: MetricTarget,
     /// The container whose usage counts.
     #[serde(default)]
+    #[schemars(length(max = 63), regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
     pub container: String,
 }
 
 /// A metric not tied to any Kubernetes object (external.metrics.k8s.io).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["metric", "target"],
+    "x-kubernetes-validations" = [{"rule": "has(self.target.value) != has(self.target.averageValue)", "message": "set exactly one of target.value and target.averageValue"}],
+))]
 pub struct ExternalMetricSource {
     /// The metric.
     #[serde(default)]
@@ -201,12 +250,18 @@ pub struct ExternalMetricSource {
 /// Foresight's own metric type: a PromQL query evaluated directly against Prometheus.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["name", "query", "target"],
+    "x-kubernetes-validations" = [{"rule": "has(self.target.value) != has(self.target.averageValue)", "message": "set exactly one of target.value and target.averageValue"}, {"rule": "self.target.type != 'Utilization'", "message": "Prometheus metrics take a Value or AverageValue target"}],
+))]
 pub struct PrometheusMetricSource {
     /// A name for the metric, used in status, events and the explanation.
     #[serde(default)]
+    #[schemars(length(max = 253), extend("x-kubernetes-validations" = [{"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE}]))]
     pub name: String,
     /// An instant PromQL query returning one series (or a scalar); the value is its sample.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub query: String,
     /// The query used for prediction history; defaults to `query` itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,9 +274,23 @@ pub struct PrometheusMetricSource {
 /// One metric to scale on (autoscaling/v2 MetricSpec, plus `type: Prometheus`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["type"],
+    "x-kubernetes-validations" = [
+        {
+            "rule": "self.type == 'Resource' ? has(self.resource) : self.type == 'ContainerResource' ? has(self.containerResource) : self.type == 'Pods' ? has(self.pods) : self.type == 'Object' ? has(self.object) : self.type == 'External' ? has(self.external) : has(self.prometheus)",
+            "message": "the source named by type must be set (type: Resource needs resource, and so on)",
+        },
+        {
+            "rule": "[has(self.resource), has(self.containerResource), has(self.pods), has(self.object), has(self.external), has(self.prometheus)].filter(x, x).size() <= 1",
+            "message": "a metric sets exactly one source, the one its type names",
+        },
+    ],
+))]
 pub struct MetricSpec {
     /// `Resource`, `ContainerResource`, `Pods`, `Object`, `External` or `Prometheus`.
     #[serde(rename = "type", default)]
+    #[schemars(extend("enum" = METRIC_TYPES))]
     pub type_: String,
     /// For `type: Object`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -250,18 +319,22 @@ pub struct HpaScalingRules {
     /// Seconds of past recommendations to consider (0..3600). Scale-up uses the lowest,
     /// scale-down the highest recommendation inside the window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 3600))]
     pub stabilization_window_seconds: Option<i32>,
     /// `Max` (the policy allowing the largest change), `Min`, or `Disabled`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = SELECT_POLICIES))]
     pub select_policy: Option<String>,
     /// Rate limits; each allows a change of `value` pods or percent per `periodSeconds`.
     /// An explicit empty list is kept (and rejected by validation) but, as in Kubernetes'
     /// JSON, not written out.
     #[serde(default, skip_serializing_if = "none_or_empty")]
+    #[schemars(length(min = 1))]
     pub policies: Option<Vec<HpaScalingPolicy>>,
     /// The usage-ratio dead band for this direction (e.g. `0.05`); the controller's
     /// tolerance (0.1 by default) applies when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = NON_NEGATIVE_QUANTITY, "minimum" = 0, "exclusiveMinimum" = false))]
     pub tolerance: Option<Quantity>,
 }
 
@@ -272,15 +345,19 @@ fn none_or_empty<T>(v: &Option<Vec<T>>) -> bool {
 /// One rate limit.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["type", "value", "periodSeconds"]))]
 pub struct HpaScalingPolicy {
     /// `Pods` or `Percent`.
     #[serde(rename = "type", default)]
+    #[schemars(extend("enum" = POLICY_TYPES))]
     pub type_: String,
     /// The allowed change; must be greater than zero.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub value: i32,
     /// The period the change is counted over, 1..1800 seconds.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1800))]
     pub period_seconds: i32,
 }
 
@@ -426,25 +503,8 @@ pub struct ObjectMeta {
 }
 
 /// A native autoscaling/v2 HorizontalPodAutoscaler, as read from a manifest.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HorizontalPodAutoscaler {
-    /// `autoscaling/v2`.
-    #[serde(default)]
-    pub api_version: String,
-    /// `HorizontalPodAutoscaler`.
-    #[serde(default)]
-    pub kind: String,
-    /// Metadata.
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    /// Spec.
-    #[serde(default)]
-    pub spec: HorizontalPodAutoscalerSpec,
-    /// Status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<HorizontalPodAutoscalerStatus>,
-}
+pub type HorizontalPodAutoscaler =
+    crate::manifest::Object<HorizontalPodAutoscalerSpec, HorizontalPodAutoscalerStatus>;
 
 /// autoscaling/v2 HorizontalPodAutoscalerSpec.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

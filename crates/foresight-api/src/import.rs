@@ -44,10 +44,10 @@ use crate::cron::CronSpec;
 use crate::hpa::{
     HorizontalPodAutoscaler, HorizontalPodAutoscalerBehavior, MetricSpec, ObjectMeta,
 };
-use crate::manifest::{classify, from_value, Document, EffectiveHorizontalPodAutoscaler};
+use crate::manifest::{classify, from_value, Document, ForesightObject};
 use crate::prediction::{DspSpec, PercentileSpec, PredictionAlgorithm, PredictionSpec};
 use crate::quantity::Quantity;
-use crate::spec::{ScaleStrategy, API_VERSION, KIND};
+use crate::spec::ScaleStrategy;
 use crate::validation::{validate_spec, FieldError};
 
 /// The annotation prefix under which Crane keeps per-metric prediction queries.
@@ -64,7 +64,7 @@ const DROPPED_ANNOTATIONS: &[&str] = &[
 #[derive(Clone, Debug, PartialEq)]
 pub struct Imported {
     /// The Foresight object.
-    pub object: EffectiveHorizontalPodAutoscaler,
+    pub object: ForesightObject,
     /// Where the source behaves differently from the result, or what was dropped.
     pub notes: Vec<String>,
     /// What `validate_spec` rejects in the result, with field paths.
@@ -136,13 +136,10 @@ pub fn import_document(
 
 /// A native autoscaling/v2 HPA (v1 and v2beta2 are read as v2).
 pub fn import_hpa(hpa: &HorizontalPodAutoscaler) -> Imported {
-    let object = EffectiveHorizontalPodAutoscaler {
-        api_version: API_VERSION.to_owned(),
-        kind: KIND.to_owned(),
-        metadata: carried_metadata(&hpa.metadata, |_| false),
-        spec: spec_from_hpa(&hpa.spec),
-        status: None,
-    };
+    let object = ForesightObject::foresight(
+        carried_metadata(&hpa.metadata, |_| false),
+        spec_from_hpa(&hpa.spec),
+    );
     finish(object, Vec::new())
 }
 
@@ -321,13 +318,11 @@ pub fn import_crane(value: &serde_json::Value) -> Result<Imported, ImportError> 
         );
     }
 
-    let object = EffectiveHorizontalPodAutoscaler {
-        api_version: API_VERSION.to_owned(),
-        kind: KIND.to_owned(),
-        metadata: carried_metadata(&crane.metadata, |k| {
+    let object = ForesightObject::foresight(
+        carried_metadata(&crane.metadata, |k| {
             k.starts_with(CRANE_METRIC_QUERY_PREFIX)
         }),
-        spec: crate::spec::EffectiveHorizontalPodAutoscalerSpec {
+        crate::spec::EffectiveHorizontalPodAutoscalerSpec {
             scale_target_ref: spec.scale_target_ref,
             min_replicas: spec.min_replicas,
             max_replicas: spec.max_replicas,
@@ -339,8 +334,7 @@ pub fn import_crane(value: &serde_json::Value) -> Result<Imported, ImportError> 
             crons,
             ..Default::default()
         },
-        status: None,
-    };
+    );
     let mut imported = finish(object, notes);
     if imported.problems.iter().any(|p| {
         p.field
@@ -571,7 +565,7 @@ fn carried_metadata(meta: &ObjectMeta, drop_annotation: impl Fn(&str) -> bool) -
     }
 }
 
-fn finish(object: EffectiveHorizontalPodAutoscaler, notes: Vec<String>) -> Imported {
+fn finish(object: ForesightObject, notes: Vec<String>) -> Imported {
     let problems = validate_spec(&object.spec);
     Imported {
         object,
@@ -1002,7 +996,7 @@ spec:
             matches!(import_document(&bad, ImportOptions::default()), Err(ImportError::Field(f)) if f.field == "spec.maxReplicas")
         );
         let foresight = serde_json::json!({
-            "apiVersion": API_VERSION, "kind": KIND,
+            "apiVersion": crate::spec::API_VERSION, "kind": crate::spec::KIND,
             "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "w"}, "maxReplicas": 3}
         });
         let passed = import_document(&foresight, ImportOptions::default()).unwrap();

@@ -10,11 +10,14 @@ pub mod manifest;
 pub mod prediction;
 pub mod quantity;
 pub mod schedule;
+pub mod schema;
 pub mod spec;
 pub mod status;
 pub mod unknown_fields;
 pub mod validation;
 
 pub use quantity::Quantity;
+#[cfg(feature = "kube")]
+pub use spec::EffectiveHorizontalPodAutoscaler;
 pub use spec::EffectiveHorizontalPodAutoscalerSpec;
 pub use status::EffectiveHorizontalPodAutoscalerStatus;

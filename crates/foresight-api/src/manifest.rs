@@ -11,33 +11,47 @@ use crate::spec::{EffectiveHorizontalPodAutoscalerSpec, API_VERSION, KIND};
 use crate::status::EffectiveHorizontalPodAutoscalerStatus;
 use crate::validation::FieldError;
 
-/// An EffectiveHorizontalPodAutoscaler as written in a manifest.
+/// An autoscaler as written in a manifest file, of either kind this crate reads
+/// ([`ForesightObject`], [`HorizontalPodAutoscaler`]): the envelope every object has, with
+/// its spec and status typed. This is what the offline tools (validate, import, the simulator,
+/// snapshots) read, and it needs no Kubernetes crate; the resource the API server serves and
+/// the controller watches is the one derived from the spec (`EffectiveHorizontalPodAutoscaler`,
+/// with the `kube` feature).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EffectiveHorizontalPodAutoscaler {
-    /// `autoscaling.foresight.dev/v1alpha1`.
-    #[serde(default = "default_api_version")]
+pub struct Object<S, St> {
+    /// `apiVersion`, as written.
+    #[serde(default)]
     pub api_version: String,
-    /// `EffectiveHorizontalPodAutoscaler`.
-    #[serde(default = "default_kind")]
+    /// `kind`, as written.
+    #[serde(default)]
     pub kind: String,
     /// Metadata.
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// Spec.
     #[serde(default)]
-    pub spec: EffectiveHorizontalPodAutoscalerSpec,
+    pub spec: S,
     /// Status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<EffectiveHorizontalPodAutoscalerStatus>,
+    pub status: Option<St>,
 }
 
-fn default_api_version() -> String {
-    API_VERSION.to_owned()
-}
+/// A Foresight EffectiveHorizontalPodAutoscaler read from (or written to) a manifest.
+pub type ForesightObject =
+    Object<EffectiveHorizontalPodAutoscalerSpec, EffectiveHorizontalPodAutoscalerStatus>;
 
-fn default_kind() -> String {
-    KIND.to_owned()
+impl ForesightObject {
+    /// A new object of Foresight's kind, at its served version.
+    pub fn foresight(metadata: ObjectMeta, spec: EffectiveHorizontalPodAutoscalerSpec) -> Self {
+        Object {
+            api_version: API_VERSION.to_owned(),
+            kind: KIND.to_owned(),
+            metadata,
+            spec,
+            status: None,
+        }
+    }
 }
 
 /// A file that is not well-formed YAML or JSON.
@@ -178,7 +192,7 @@ pub fn from_value<T: DeserializeOwned>(
 #[derive(Clone, Debug, PartialEq)]
 pub enum Document {
     /// Foresight's own EffectiveHorizontalPodAutoscaler.
-    Foresight(Box<EffectiveHorizontalPodAutoscaler>),
+    Foresight(Box<ForesightObject>),
     /// A native autoscaling/v2 HorizontalPodAutoscaler.
     Hpa(Box<HorizontalPodAutoscaler>),
     /// Crane's `autoscaling.crane.io/v1alpha1` EffectiveHorizontalPodAutoscaler, raw.
@@ -329,7 +343,7 @@ mod tests {
     #[test]
     fn type_errors_name_the_field() {
         let v: serde_json::Value = serde_json::json!({"spec": {"maxReplicas": "ten"}});
-        let err = from_value::<EffectiveHorizontalPodAutoscaler>(&v, "").unwrap_err();
+        let err = from_value::<ForesightObject>(&v, "").unwrap_err();
         assert_eq!(err.field, "spec.maxReplicas");
     }
 }

@@ -13,10 +13,15 @@ use crate::validation::FieldError;
 /// Prediction settings (Crane's `spec.prediction`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [{
+    "rule": "has(self.predictionAlgorithm)",
+    "message": "prediction needs predictionAlgorithm (algorithmType: dsp or percentile)",
+}]))]
 pub struct PredictionSpec {
     /// How far ahead to look: the forecast peak inside [now, now + window] is scaled for
     /// (default 3600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub prediction_window_seconds: Option<i32>,
     /// The forecasting algorithm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -32,10 +37,12 @@ pub struct PredictionSpec {
     /// `Window`: the peak of the whole `predictionWindowSeconds`, as Crane does (what
     /// `foresight import` writes for Crane manifests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = HORIZONS))]
     pub horizon: Option<String>,
     /// The workload's start-up time (pod creation to Ready), seconds, for the `LeadTime`
     /// horizon. Unset: measured from the target's own pods (60 until one is seen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 3600))]
     pub startup_seconds: Option<i32>,
     /// How forecasts are checked against what was then observed, and when prediction is
     /// demoted for being wrong.
@@ -52,12 +59,14 @@ pub const HORIZONS: &[&str] = &["LeadTime", "Window"];
 pub struct AccuracySpec {
     /// How far back forecasts are compared with observations, seconds (default 86400).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 600, max = 2_592_000))]
     pub window_seconds: Option<i32>,
     /// Prediction stops proposing (`PredictionReady=False`, `ForecastInaccurate`) while the
     /// forecast's error over the window (sum of |forecast - observed| over sum of observed,
     /// in percent) is above this (default 50), and resumes once it is below 80% of it.
     /// 0 turns demotion off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1000))]
     pub max_error_percent: Option<i32>,
 }
 
@@ -67,6 +76,7 @@ pub struct AccuracySpec {
 pub struct PredictionAlgorithm {
     /// `dsp` (periodic forecast by FFT) or `percentile` (a percentile of history, held flat).
     #[serde(default)]
+    #[schemars(extend("enum" = ALGORITHMS))]
     pub algorithm_type: String,
     /// Settings for `dsp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -10,6 +10,7 @@ use crate::hpa::MetricStatus;
 /// Observed state of an EffectiveHorizontalPodAutoscaler.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::schema::drop_defaults)]
 pub struct EffectiveHorizontalPodAutoscalerStatus {
     /// The generation of the spec this status was computed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -29,6 +30,7 @@ pub struct EffectiveHorizontalPodAutoscalerStatus {
     pub last_scale_time: Option<Timestamp>,
     /// The last observed value of each metric, in spec order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::spec::MAX_METRICS))]
     pub current_metrics: Vec<MetricStatus>,
     /// Each metric's current value against its target, as `kubectl get hpa` shows them
     /// (`cpu: 45%/60%, rps: 120/100`); the TARGETS column.

@@ -108,7 +108,13 @@ pub async fn apply_json(client: &Client, object: &serde_json::Value) -> anyhow::
         &Patch::Apply(object),
     )
     .await
-    .with_context(|| format!("applying {} {name}", types.kind))?;
+    // The API server's reason is in the status message; kube's error shows it only in Debug.
+    .map_err(|e| match e {
+        kube::Error::Api(status) => {
+            anyhow::anyhow!("applying {} {name}: {}", types.kind, status.message)
+        }
+        other => anyhow::Error::new(other).context(format!("applying {} {name}", types.kind)),
+    })?;
     Ok(())
 }
 

@@ -14,12 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use foresight_api::EffectiveHorizontalPodAutoscaler;
 use foresight_core::proposals::Scale;
 use foresight_k8s::conflicts::TargetIndex;
 use foresight_k8s::events::EventPublisher;
 use foresight_k8s::pods::PodCache;
 use foresight_k8s::reconcile::{self, Context, Memories, Settings};
-use foresight_k8s::resource::EffectiveHorizontalPodAutoscaler;
 use foresight_k8s::sources::MetricSources;
 use foresight_k8s::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use foresight_k8s::telemetry::Telemetry;

@@ -32,10 +32,10 @@ use crate::leader::{self, LeaderError, LeaderOptions};
 use crate::pods::PodCache;
 use crate::prometheus::{PrometheusClient, PrometheusError, PrometheusOptions};
 use crate::reconcile::{self, Clock, Context, Memories, Settings};
-use crate::resource::EffectiveHorizontalPodAutoscaler;
 use crate::sources::MetricSources;
 use crate::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use crate::telemetry::{self, Telemetry};
+use foresight_api::EffectiveHorizontalPodAutoscaler;
 
 /// How long a new replica waits for its first election before saying it stands by.
 const FIRST_ELECTION: Duration = Duration::from_secs(2);

@@ -1,8 +1,8 @@
 //! Foresight's Kubernetes controller: the shell that observes the cluster, hands what it saw
 //! to the pure decision in `foresight-core`, and acts on the decision.
 //!
-//! - [`resource`], [`crd`]: the EffectiveHorizontalPodAutoscaler as a kube resource, and its
-//!   CustomResourceDefinition;
+//! - [`crd`]: the CustomResourceDefinition of the resource `foresight-api` derives
+//!   (`foresight_api::EffectiveHorizontalPodAutoscaler`);
 //! - [`target`]: reading and writing the target's scale; [`pods`]: the pod cache;
 //!   [`selector`]: label selectors in string form; [`sources`]: the metrics APIs;
 //! - [`reconcile`]: one reconcile; [`status`]: when and how status is written; [`events`]:
@@ -24,7 +24,6 @@ pub mod pods;
 pub mod prometheus;
 pub mod promql;
 pub mod reconcile;
-pub mod resource;
 pub mod selector;
 pub mod sources;
 pub mod status;

@@ -28,8 +28,8 @@ use kube::api::{Patch, PatchParams};
 use kube::Api;
 use serde_json::{json, Value};
 
-use crate::resource::EffectiveHorizontalPodAutoscaler;
 use crate::telemetry::{ApiCall, Call};
+use foresight_api::EffectiveHorizontalPodAutoscaler;
 
 /// How many times a status write is re-sent after a 409 conflict.
 pub const CONFLICT_RETRIES: usize = 3;

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use foresight_api::EffectiveHorizontalPodAutoscaler;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::proposals::Scale;
@@ -19,7 +20,6 @@ use foresight_k8s::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use foresight_k8s::pods::PodCache;
 use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
 use foresight_k8s::reconcile::{self, Context, Memories, Settings};
-use foresight_k8s::resource::EffectiveHorizontalPodAutoscaler;
 use foresight_k8s::sources::MetricSources;
 use foresight_k8s::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use foresight_k8s::telemetry::{Call, Telemetry};
