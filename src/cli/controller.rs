@@ -9,12 +9,12 @@ use anyhow::Context as _;
 use clap::ArgAction;
 use foresight_api::duration::format_duration;
 use foresight_core::autoscaler::ControllerConfig;
-use foresight_k8s::controller::{self, Options, PrometheusSettings};
+use foresight_k8s::controller::{self, ControllerOptions, PrometheusSettings};
 use foresight_k8s::forecasts::ForecastSettings;
 use foresight_k8s::leader::LeaderOptions;
+use foresight_k8s::prometheus::promql;
 use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
-use foresight_k8s::promql;
-use foresight_k8s::reconcile::Settings;
+use foresight_k8s::reconcile::ReconcileSettings;
 use foresight_k8s::target::WorkloadKind;
 use foresight_k8s::telemetry::{self, LogFormat};
 
@@ -181,7 +181,7 @@ impl ControllerArgs {
         &self,
         default_namespace: &str,
         prometheus: Option<PrometheusSettings>,
-    ) -> anyhow::Result<Options> {
+    ) -> anyhow::Result<ControllerOptions> {
         if self.sync_period < Duration::from_secs(1) {
             anyhow::bail!("--sync-period must be at least 1s");
         }
@@ -214,12 +214,12 @@ impl ControllerArgs {
             local_time_zone: jiff::tz::TimeZone::system(),
             ..ControllerConfig::default()
         };
-        Ok(Options {
-            settings: Settings {
+        Ok(ControllerOptions {
+            settings: ReconcileSettings {
                 core,
                 status_refresh: self.status_refresh_interval,
                 metrics_max_age: self.metrics_max_age,
-                ..Settings::default()
+                ..ReconcileSettings::default()
             },
             concurrency: u16::try_from(self.concurrency)?,
             leader: self.leader_elect.then(|| LeaderOptions {
@@ -432,7 +432,7 @@ mod tests {
     }
 
     /// `foresight controller <flags>` parsed, then checked as `run` checks it.
-    fn options(flags: &[&str]) -> anyhow::Result<Options> {
+    fn options(flags: &[&str]) -> anyhow::Result<ControllerOptions> {
         let args =
             Command::try_parse_from(std::iter::once("controller").chain(flags.iter().copied()))?
                 .args;

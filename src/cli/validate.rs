@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use foresight_api::defaults::default_hpa_spec;
 use foresight_api::manifest::{classify, parse_documents, served, Document};
 use foresight_api::unknown_fields;
-use foresight_api::validation::{validate_hpa_spec, validate_spec, FieldError, Options};
+use foresight_api::validation::{validate_hpa_spec, validate_spec, FieldError, ValidationOptions};
 use serde::Serialize;
 
 use super::input::read_input;
@@ -82,7 +82,7 @@ fn check_document(value: &serde_json::Value, strict_kinds: bool) -> Option<Vec<F
             // The API server defaults before it validates.
             let mut spec = hpa.spec.clone();
             default_hpa_spec(&mut spec);
-            errors.extend(validate_hpa_spec(&spec, Options::default()));
+            errors.extend(validate_hpa_spec(&spec, ValidationOptions::default()));
             errors
         }
         Document::Crane(_) => vec![FieldError::invalid(

@@ -171,18 +171,18 @@ const METRIC_TYPES_WITH_PROMETHEUS: &[&str] = &[
     "Resource",
 ];
 
-/// Options that Kubernetes takes from feature gates.
+/// Validation choices that Kubernetes takes from feature gates.
 #[derive(Clone, Copy, Debug)]
-pub struct Options {
+pub struct ValidationOptions {
     /// The lowest allowed `minReplicas`: 1, or 0 with `HPAScaleToZero`.
     pub min_replicas_lower_bound: i32,
     /// Accept Foresight's `type: Prometheus` metrics.
     pub allow_prometheus: bool,
 }
 
-impl Default for Options {
+impl Default for ValidationOptions {
     fn default() -> Self {
-        Options {
+        ValidationOptions {
             min_replicas_lower_bound: 1,
             allow_prometheus: false,
         }
@@ -190,7 +190,10 @@ impl Default for Options {
 }
 
 /// Validates a native HPA spec as given, without defaulting: `ValidateHorizontalPodAutoscaler`.
-pub fn validate_hpa_spec(spec: &HorizontalPodAutoscalerSpec, opts: Options) -> Vec<FieldError> {
+pub fn validate_hpa_spec(
+    spec: &HorizontalPodAutoscalerSpec,
+    opts: ValidationOptions,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     validate_common(
         &mut errs,
@@ -215,7 +218,7 @@ fn validate_common(
     max_replicas: i32,
     metrics: &[MetricSpec],
     behavior: Option<&HorizontalPodAutoscalerBehavior>,
-    opts: Options,
+    opts: ValidationOptions,
     has_crons: bool,
 ) {
     if let Some(min) = min_replicas {
@@ -299,7 +302,7 @@ fn validate_metrics(
     path: &str,
     metrics: &[MetricSpec],
     min_replicas: Option<i32>,
-    opts: Options,
+    opts: ValidationOptions,
 ) {
     let mut has_object_or_external = false;
     for (i, m) in metrics.iter().enumerate() {
@@ -314,7 +317,12 @@ fn validate_metrics(
     }
 }
 
-fn validate_metric(errs: &mut Vec<FieldError>, path: &str, m: &MetricSpec, opts: Options) {
+fn validate_metric(
+    errs: &mut Vec<FieldError>,
+    path: &str,
+    m: &MetricSpec,
+    opts: ValidationOptions,
+) {
     let supported = if opts.allow_prometheus {
         METRIC_TYPES_WITH_PROMETHEUS
     } else {
@@ -739,7 +747,7 @@ pub fn validate_spec(spec: &EffectiveHorizontalPodAutoscalerSpec) -> Vec<FieldEr
     let mut errs = Vec::new();
     // Scale-to-zero (Kubernetes' HPAScaleToZero) needs a source that sees load without pods:
     // an Object, External or Prometheus metric, or a cron that can wake the target.
-    let opts = Options {
+    let opts = ValidationOptions {
         min_replicas_lower_bound: 0,
         allow_prometheus: true,
     };

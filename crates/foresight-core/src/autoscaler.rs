@@ -446,7 +446,7 @@ impl PredictionPolicy {
 
 /// Settings that Kubernetes has once per cluster and Foresight has per object.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Settings {
+pub struct PerObjectSettings {
     /// The dead band.
     pub tolerance: Tolerance,
     /// CPU readiness rules.
@@ -477,7 +477,7 @@ pub struct Autoscaler {
     /// `behavior`; `None` selects Kubernetes' legacy path.
     pub behavior: Option<Behavior>,
     /// Per-object settings.
-    pub settings: Settings,
+    pub settings: PerObjectSettings,
     /// Auto or Preview.
     pub strategy: ScaleStrategy,
     /// Preview: the count to hold.
@@ -571,7 +571,7 @@ impl Autoscaler {
                 .behavior
                 .as_ref()
                 .map(|b| Behavior::from_api(b, downscale)),
-            settings: Settings {
+            settings: PerObjectSettings {
                 tolerance,
                 readiness,
                 downscale_stabilization_seconds: downscale,

@@ -24,7 +24,7 @@ use crate::forecasting::{self, forecast_proposal, ForecastInput, Span};
 use crate::metrics::{MetricData, PodResourceSample};
 use crate::pods::Pod;
 use crate::proposals::{evaluate, Scale};
-use crate::replicas::Context;
+use crate::replicas::ReplicaContext;
 use crate::targets;
 
 /// Everything observed for one decision.
@@ -37,18 +37,36 @@ pub struct Observation {
     /// The PodMetrics list for the pods (metrics.k8s.io), shared by Resource and
     /// ContainerResource metrics, or the error reading it.
     pub resource_metrics: Result<Vec<PodResourceSample>, String>,
-    /// What was read for each metric of the spec, in spec order.
-    pub metrics: Vec<MetricData>,
+    /// What was seen of each metric of the spec, in spec order (a metric past the end of the
+    /// list was not read: no data, no forecast).
+    pub metrics: Vec<MetricObservation>,
     /// Other autoscalers (`namespace/name`) whose targets select the same pods.
     pub conflicts: Vec<String>,
     /// Why the scale's selector could not be parsed, when it could not (the shell parses it
     /// to find the pods).
     pub selector_error: Option<String>,
-    /// What prediction offers for each metric, in spec order (empty when prediction is off).
-    pub forecasts: Vec<ForecastInput>,
-    /// How accurate each metric's recent forecasts were, in spec order (empty, or `None`
-    /// for a metric, before any forecast was compared with observations).
-    pub forecast_accuracy: Vec<Option<crate::prediction::Accuracy>>,
+}
+
+/// What was seen of one metric: its reading, and what prediction offers for it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MetricObservation {
+    /// The metric's value as read from its source (or why there is none).
+    pub reading: MetricData,
+    /// The forecast (`Off` when prediction is off or does not cover the metric).
+    pub forecast: ForecastInput,
+    /// How accurate the metric's recent forecasts were; `None` before any forecast was
+    /// compared with an observation.
+    pub accuracy: Option<crate::prediction::Accuracy>,
+}
+
+impl From<MetricData> for MetricObservation {
+    /// A reading alone, without prediction.
+    fn from(reading: MetricData) -> Self {
+        MetricObservation {
+            reading,
+            ..MetricObservation::default()
+        }
+    }
 }
 
 impl Default for Observation {
@@ -60,8 +78,6 @@ impl Default for Observation {
             metrics: Vec::new(),
             conflicts: Vec::new(),
             selector_error: None,
-            forecasts: Vec::new(),
-            forecast_accuracy: Vec::new(),
         }
     }
 }
@@ -448,7 +464,7 @@ impl Decision {
             self.error = Some(msg);
             return None;
         }
-        let ctx = Context {
+        let ctx = ReplicaContext {
             pods: &obs.pods,
             tolerance: a.settings.tolerance,
             readiness: a.settings.readiness,
@@ -460,7 +476,7 @@ impl Decision {
         let mut first_failure: Option<(&'static str, String, String)> = None;
         const NO_DATA: MetricData = MetricData::None;
         for (i, metric) in a.metrics.iter().enumerate() {
-            let data = obs.metrics.get(i).unwrap_or(&NO_DATA);
+            let data = obs.metrics.get(i).map_or(&NO_DATA, |m| &m.reading);
             let name = metric.display_name();
             let friendly = metric.friendly_name();
             match evaluate(
@@ -559,7 +575,7 @@ impl Decision {
         a: &Autoscaler,
         obs: &Observation,
         scale: &Scale,
-        ctx: &Context<'_>,
+        ctx: &ReplicaContext<'_>,
         candidates: &mut Vec<Candidate>,
     ) {
         let Some(policy) = &a.prediction else {
@@ -583,13 +599,14 @@ impl Decision {
             let id = metric.identifier();
             let name = format!("predicted {}", metric.display_name());
             let friendly = metric.friendly_name();
-            let accuracy = obs.forecast_accuracy.get(i).and_then(Option::as_ref);
+            let seen = obs.metrics.get(i);
+            let accuracy = seen.and_then(|m| m.accuracy.as_ref());
             let demotion = forecasting::demotion(policy, accuracy, was_demoted(&id));
             let correction = match policy.horizon {
                 Horizon::LeadTime => forecasting::correction(accuracy),
                 Horizon::Window => 1.0,
             };
-            let input = obs.forecasts.get(i).unwrap_or(&ForecastInput::Off);
+            let input = seen.map_or(&ForecastInput::Off, |m| &m.forecast);
             if !matches!(input, ForecastInput::Off) {
                 // Demoted means a forecast exists and is not trusted; without one there is
                 // nothing to demote (and the condition says why there is none).

@@ -16,7 +16,8 @@ use crate::metrics::{
     ValueSample,
 };
 use crate::replicas::{
-    average_value_replicas, per_pod_replicas, utilization_replicas, value_ratio_replicas, Context,
+    average_value_replicas, per_pod_replicas, utilization_replicas, value_ratio_replicas,
+    ReplicaContext,
 };
 use crate::resources::ResourceName;
 use crate::time::GO_ZERO_TIME;
@@ -66,7 +67,7 @@ pub fn evaluate(
     resource_metrics: &Result<Vec<PodResourceSample>, String>,
     scale: &Scale,
     namespace: &str,
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<MetricProposal, MetricFailure> {
     match &metric.source {
         MetricSource::Resource {
@@ -157,7 +158,7 @@ fn resource_metric(
     resource_metrics: &Result<Vec<PodResourceSample>, String>,
     scale: &Scale,
     namespace: &str,
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<MetricProposal, MetricFailure> {
     let reason = match container {
         None => "FailedGetResourceMetric",
@@ -273,7 +274,7 @@ fn pods_metric(
     target: Target,
     data: &MetricData,
     scale: &Scale,
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<MetricProposal, MetricFailure> {
     let fail = |message: String| MetricFailure {
         reason: "FailedGetPodsMetric",
@@ -358,7 +359,7 @@ fn object_metric(
     data: &MetricData,
     scale: &Scale,
     namespace: &str,
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<MetricProposal, MetricFailure> {
     let reason = "FailedGetObjectMetric";
     let plain = |message: String| MetricFailure {
@@ -433,7 +434,7 @@ fn external_metric(
     data: &MetricData,
     scale: &Scale,
     namespace: &str,
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<MetricProposal, MetricFailure> {
     let name = &id.name;
     let reason = "FailedGetExternalMetric";
@@ -522,7 +523,7 @@ fn prometheus_metric(
     target: Target,
     data: &MetricData,
     scale: &Scale,
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<MetricProposal, MetricFailure> {
     let fail = |message: String| MetricFailure {
         reason: "FailedGetPrometheusMetric",

@@ -50,7 +50,7 @@ impl Default for Tolerance {
 
 /// What every calculation needs besides the metric.
 #[derive(Clone, Copy, Debug)]
-pub struct Context<'a> {
+pub struct ReplicaContext<'a> {
     /// Pods matched by the target's selector.
     pub pods: &'a [Pod],
     /// The dead band.
@@ -150,7 +150,7 @@ impl Counts {
 /// the ready pods' usage; errors are reported in Kubernetes' order afterwards. A second pass
 /// runs only when Kubernetes rebalances (missing pods, or unready pods on a scale-up).
 pub fn utilization_replicas(
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
     current: i32,
     target_utilization: i32,
     resource: &ResourceName,
@@ -225,7 +225,7 @@ pub fn utilization_replicas(
 
 /// The no-flip rules shared by both rebalancing paths (Kubernetes' last steps).
 fn rebalanced_replicas(
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
     current: i32,
     ratio: f64,
     new_ratio: f64,
@@ -247,7 +247,7 @@ fn rebalanced_replicas(
 /// `calcPlainMetricReplicas`: Pods metrics and Resource AverageValue targets. Returns the
 /// proposal and the current average usage (thousandths).
 pub fn average_value_replicas(
-    ctx: &Context<'_>,
+    ctx: &ReplicaContext<'_>,
     current: i32,
     target: i64,
     cpu_rules: bool,
@@ -304,7 +304,11 @@ pub fn average_value_replicas(
 
 /// `getUsageRatioReplicaCount`: Object and External metrics with a Value target. Only the
 /// running, ready pods count; from zero replicas the ratio alone decides.
-pub fn value_ratio_replicas(ctx: &Context<'_>, current: i32, ratio: f64) -> Result<i32, String> {
+pub fn value_ratio_replicas(
+    ctx: &ReplicaContext<'_>,
+    current: i32,
+    ratio: f64,
+) -> Result<i32, String> {
     if current == 0 {
         return Ok(ceil_i32(ratio));
     }

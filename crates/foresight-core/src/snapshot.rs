@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::autoscaler::{Autoscaler, ControllerConfig, MetricSource};
-use crate::decision::Observation;
+use crate::decision::{MetricObservation, Observation};
 use crate::forecasting::ForecastInput;
 use crate::metrics::{ContainerUsage, MetricData, PodResourceSample, PodValueSample, ValueSample};
 use crate::pods::{Container, Pod, PodPhase, ReadyCondition};
@@ -401,7 +401,7 @@ pub fn observation(
                 }
             },
         };
-        per_metric.push(data);
+        per_metric.push(MetricObservation::from(data));
     }
     Ok(Observation {
         scale: scale.to_scale(),
@@ -611,16 +611,11 @@ impl Snapshot {
         })?;
         let mut observation = observation(&autoscaler, &self.scale, &self.pods, &self.metrics)?;
         if autoscaler.prediction_window_seconds.is_some() {
-            observation.forecasts = autoscaler
-                .metrics
-                .iter()
-                .map(|m| {
-                    self.forecasts
-                        .get(&m.identifier())
-                        .map(ForecastJson::to_input)
-                        .unwrap_or_default()
-                })
-                .collect();
+            for (seen, metric) in observation.metrics.iter_mut().zip(&autoscaler.metrics) {
+                if let Some(forecast) = self.forecasts.get(&metric.identifier()) {
+                    seen.forecast = forecast.to_input();
+                }
+            }
         }
         Ok(Prepared {
             autoscaler,

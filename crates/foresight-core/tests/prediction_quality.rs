@@ -13,7 +13,7 @@ use foresight_api::status::{
 };
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig, Horizon, PredictionPolicy};
 use foresight_core::conditions;
-use foresight_core::decision::{decide, Decision, Observation, ScaleOutcome};
+use foresight_core::decision::{decide, Decision, MetricObservation, Observation, ScaleOutcome};
 use foresight_core::forecasting::{self, forecast_proposal, ForecastInput, Span};
 use foresight_core::metrics::{ContainerUsage, PodResourceSample};
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
@@ -178,12 +178,18 @@ fn ready(d: &Decision) -> (ConditionStatus, String, String) {
     (c.status, c.reason.clone(), c.message.clone())
 }
 
+/// The observation's one metric, created when absent.
+fn metric(obs: &mut Observation) -> &mut MetricObservation {
+    obs.metrics.resize_with(1, Default::default);
+    &mut obs.metrics[0]
+}
+
 #[test]
 fn the_lead_time_horizon_scales_for_what_comes_before_capacity_is_ready() {
     // Start-up measured at 90 s; two 15 s syncs: the proposal covers the next 120 s.
     let mut obs = observation(5, 600, 90);
     // 12 cores in 40 minutes: beyond the lead time, inside Crane's hour.
-    obs.forecasts = vec![ForecastInput::Ready(forecast(3.0, 40, 12.0))];
+    metric(&mut obs).forecast = ForecastInput::Ready(forecast(3.0, 40, 12.0));
     let lead = run(&spec(None, None), &obs, Default::default());
     assert_eq!(prediction_proposal(&lead), Some(5), "3 cores / 0.6 per pod");
     let status = lead
@@ -208,7 +214,7 @@ fn the_lead_time_horizon_scales_for_what_comes_before_capacity_is_ready() {
     );
 
     // The same peak due in 2 minutes is inside the lead time.
-    obs.forecasts = vec![ForecastInput::Ready(forecast(3.0, 2, 12.0))];
+    metric(&mut obs).forecast = ForecastInput::Ready(forecast(3.0, 2, 12.0));
     assert_eq!(
         prediction_proposal(&run(&spec(None, None), &obs, Default::default())),
         Some(20)
@@ -218,9 +224,9 @@ fn the_lead_time_horizon_scales_for_what_comes_before_capacity_is_ready() {
 #[test]
 fn forecasts_that_ran_high_are_discounted_by_their_level() {
     let mut obs = observation(5, 600, 60);
-    obs.forecasts = vec![ForecastInput::Ready(forecast(6.0, 0, 6.0))];
+    metric(&mut obs).forecast = ForecastInput::Ready(forecast(6.0, 0, 6.0));
     // Observed 75% of what was forecast: 6 cores count as 4.5 → 7.5 → 8 pods, not 10.
-    obs.forecast_accuracy = vec![Some(accuracy(25.0, 0.75))];
+    metric(&mut obs).accuracy = Some(accuracy(25.0, 0.75));
     let d = run(&spec(None, None), &obs, Default::default());
     assert_eq!(prediction_proposal(&d), Some(8));
     let status = finished(&spec(None, None), d);
@@ -233,8 +239,8 @@ fn forecasts_that_ran_high_are_discounted_by_their_level() {
 #[test]
 fn an_inaccurate_forecast_is_demoted_and_resumes_only_well_below_the_threshold() {
     let mut obs = observation(5, 600, 60);
-    obs.forecasts = vec![ForecastInput::Ready(forecast(12.0, 0, 12.0))];
-    obs.forecast_accuracy = vec![Some(accuracy(80.0, 1.0))];
+    metric(&mut obs).forecast = ForecastInput::Ready(forecast(12.0, 0, 12.0));
+    metric(&mut obs).accuracy = Some(accuracy(80.0, 1.0));
     let demoted = run(&spec(None, Some(50)), &obs, Default::default());
     let (status, reason, message) = ready(&demoted);
     assert_eq!(
@@ -250,19 +256,19 @@ fn an_inaccurate_forecast_is_demoted_and_resumes_only_well_below_the_threshold()
 
     // 45%: below the threshold but not below 80% of it; having been demoted, it stays so.
     let prior = finished(&spec(None, Some(50)), demoted);
-    obs.forecast_accuracy = vec![Some(accuracy(45.0, 1.0))];
+    metric(&mut obs).accuracy = Some(accuracy(45.0, 1.0));
     let still = run(&spec(None, Some(50)), &obs, prior.clone());
     assert_eq!(ready(&still).1, "ForecastInaccurate");
     // Never demoted before, 45% is fine.
     let fresh = run(&spec(None, Some(50)), &obs, Default::default());
     assert_eq!(ready(&fresh).1, "PredictSucceed");
     // 30% is below 40%: prediction resumes.
-    obs.forecast_accuracy = vec![Some(accuracy(30.0, 1.0))];
+    metric(&mut obs).accuracy = Some(accuracy(30.0, 1.0));
     let resumed = run(&spec(None, Some(50)), &obs, prior);
     assert_eq!(ready(&resumed).1, "PredictSucceed");
     assert_eq!(prediction_proposal(&resumed), Some(20));
     // maxErrorPercent 0 never demotes.
-    obs.forecast_accuracy = vec![Some(accuracy(500.0, 1.0))];
+    metric(&mut obs).accuracy = Some(accuracy(500.0, 1.0));
     assert_eq!(
         ready(&run(&spec(None, Some(0)), &obs, Default::default())).1,
         "PredictSucceed"
@@ -272,8 +278,8 @@ fn an_inaccurate_forecast_is_demoted_and_resumes_only_well_below_the_threshold()
 #[test]
 fn status_carries_the_accuracy_and_the_lead_time() {
     let mut obs = observation(5, 600, 75);
-    obs.forecasts = vec![ForecastInput::Ready(forecast(3.0, 0, 3.0))];
-    obs.forecast_accuracy = vec![Some(accuracy(12.4, 1.0))];
+    metric(&mut obs).forecast = ForecastInput::Ready(forecast(3.0, 0, 3.0));
+    metric(&mut obs).accuracy = Some(accuracy(12.4, 1.0));
     let status = finished(
         &spec(None, None),
         run(&spec(None, None), &obs, Default::default()),
@@ -312,8 +318,8 @@ proptest! {
         error in 0.0f64..300.0,
     ) {
         let mut obs = observation(replicas, usage, 60);
-        obs.forecasts = vec![ForecastInput::Ready(forecast(base, minute, peak))];
-        obs.forecast_accuracy = vec![Some(accuracy(error, 1.0))];
+        metric(&mut obs).forecast = ForecastInput::Ready(forecast(base, minute, peak));
+        metric(&mut obs).accuracy = Some(accuracy(error, 1.0));
         let judged = run(&spec(None, Some(50)), &obs, Default::default());
         let trusted = run(&spec(None, Some(0)), &obs, Default::default());
         prop_assert!(judged.desired_replicas <= trusted.desired_replicas);

@@ -205,7 +205,7 @@ fn observation(
         } else {
             Ok(samples)
         },
-        metrics,
+        metrics: metrics.into_iter().map(Into::into).collect(),
         ..Default::default()
     }
 }

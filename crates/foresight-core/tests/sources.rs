@@ -227,12 +227,21 @@ fn rising_forecast(now: Timestamp, peak_minute: usize, peak: f64) -> Forecast {
     }
 }
 
+/// Gives the observation's one metric `forecast`.
+fn set_forecast(obs: &mut Observation, forecast: ForecastInput) {
+    obs.metrics.resize_with(1, Default::default);
+    obs.metrics[0].forecast = forecast;
+}
+
 #[test]
 fn a_forecast_peak_inside_the_window_scales_up_ahead_of_it() {
     let now = at(IN_WINDOW);
     let mut obs = observation(5, 600, now); // exactly at target now: metrics want 5
                                             // 12 cores at minute 40: 12000m / (1000m × 60%) = 20 pods.
-    obs.forecasts = vec![ForecastInput::Ready(rising_forecast(now, 40, 12.0))];
+    set_forecast(
+        &mut obs,
+        ForecastInput::Ready(rising_forecast(now, 40, 12.0)),
+    );
     let d = run(&with_prediction(3600), &obs, now);
     assert_eq!(
         d.scale_to,
@@ -262,7 +271,10 @@ fn a_forecast_peak_inside_the_window_scales_up_ahead_of_it() {
 fn a_peak_beyond_the_window_is_ignored() {
     let now = at(IN_WINDOW);
     let mut obs = observation(5, 600, now);
-    obs.forecasts = vec![ForecastInput::Ready(rising_forecast(now, 40, 12.0))];
+    set_forecast(
+        &mut obs,
+        ForecastInput::Ready(rising_forecast(now, 40, 12.0)),
+    );
     let d = run(&with_prediction(1800), &obs, now);
     assert_eq!(
         d.scale_to, None,
@@ -274,7 +286,10 @@ fn a_peak_beyond_the_window_is_ignored() {
 fn an_unready_predictor_falls_back_to_the_observed_metric_and_says_why() {
     let now = at(IN_WINDOW);
     let mut obs = observation(5, 1200, now);
-    obs.forecasts = vec![ForecastInput::NotReady("history 1d 4h < 2 periods".into())];
+    set_forecast(
+        &mut obs,
+        ForecastInput::NotReady("history 1d 4h < 2 periods".into()),
+    );
     let d = run(&with_prediction(3600), &obs, now);
     assert_eq!(d.scale_to, Some(10), "the observed metric still scales");
     let (status, reason, message) = condition(&d, "PredictionReady");
@@ -289,11 +304,14 @@ fn an_unready_predictor_falls_back_to_the_observed_metric_and_says_why() {
 fn an_out_of_date_forecast_is_not_used() {
     let now = at(IN_WINDOW);
     let mut obs = observation(5, 600, now);
-    obs.forecasts = vec![ForecastInput::Ready(rising_forecast(
-        now - SignedDuration::from_hours(3),
-        40,
-        50.0,
-    ))];
+    set_forecast(
+        &mut obs,
+        ForecastInput::Ready(rising_forecast(
+            now - SignedDuration::from_hours(3),
+            40,
+            50.0,
+        )),
+    );
     let d = run(&with_prediction(3600), &obs, now);
     assert_eq!(d.scale_to, None);
     let (status, _, message) = condition(&d, "PredictionReady");

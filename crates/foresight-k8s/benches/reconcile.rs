@@ -19,7 +19,7 @@ use foresight_core::proposals::Scale;
 use foresight_k8s::conflicts::TargetIndex;
 use foresight_k8s::events::EventPublisher;
 use foresight_k8s::pods::PodCache;
-use foresight_k8s::reconcile::{self, Context, Memories, Settings};
+use foresight_k8s::reconcile::{self, Memories, ReconcileContext, ReconcileSettings};
 use foresight_k8s::sources::MetricSources;
 use foresight_k8s::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use foresight_k8s::telemetry::Telemetry;
@@ -152,7 +152,7 @@ impl FakeApi {
 
 struct Bench {
     api: Arc<FakeApi>,
-    ctx: Arc<Context>,
+    ctx: Arc<ReconcileContext>,
     clock: Arc<Mutex<Timestamp>>,
     objects: Vec<EffectiveHorizontalPodAutoscaler>,
 }
@@ -215,13 +215,13 @@ fn setup(status_refresh: Duration) -> Bench {
     ));
     let scales = Arc::new(ScaleClient::new(client.clone(), workloads));
     let (store, _writer) = reflector::store();
-    let settings = Settings {
+    let settings = ReconcileSettings {
         status_refresh,
         metrics_max_age: METRICS_MAX_AGE,
-        ..Settings::default()
+        ..ReconcileSettings::default()
     };
     let c = clock.clone();
-    let ctx = Arc::new(Context {
+    let ctx = Arc::new(ReconcileContext {
         client: client.clone(),
         pods,
         sources: MetricSources::new(client.clone(), scales.clone(), settings.metrics_max_age),

@@ -31,7 +31,7 @@ use crate::forecasts::{self, CorePredictor, ForecastCache, ForecastSettings};
 use crate::leader::{self, LeaderError, LeaderOptions};
 use crate::pods::PodCache;
 use crate::prometheus::{PrometheusClient, PrometheusError, PrometheusOptions};
-use crate::reconcile::{self, Clock, Context, Memories, Settings};
+use crate::reconcile::{self, Clock, Memories, ReconcileContext, ReconcileSettings};
 use crate::sources::MetricSources;
 use crate::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use crate::telemetry::{self, Telemetry};
@@ -42,9 +42,9 @@ const FIRST_ELECTION: Duration = Duration::from_secs(2);
 
 /// How the controller runs.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub struct ControllerOptions {
     /// Decision and status settings.
-    pub settings: Settings,
+    pub settings: ReconcileSettings,
     /// Reconciles in flight at most.
     pub concurrency: u16,
     /// Leader election; `None` runs as the only replica.
@@ -115,7 +115,7 @@ pub enum ControllerError {
 /// Runs the controller until `shutdown` completes.
 pub async fn run(
     client: Client,
-    options: Options,
+    options: ControllerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ControllerError> {
     let prometheus = match &options.prometheus {
@@ -240,13 +240,13 @@ pub async fn run(
 
 fn context(
     client: &Client,
-    options: &Options,
+    options: &ControllerOptions,
     pods: &Arc<PodCache>,
     scales: &Arc<ScaleClient>,
     telemetry: &Arc<Telemetry>,
     prometheus: Option<&Prometheus>,
 ) -> (
-    Arc<Context>,
+    Arc<ReconcileContext>,
     reflector::store::Writer<EffectiveHorizontalPodAutoscaler>,
 ) {
     let (store, writer) = reflector::store();
@@ -259,7 +259,7 @@ fn context(
     if let Some(p) = prometheus {
         sources = sources.with_prometheus(p.client.clone());
     }
-    let ctx = Context {
+    let ctx = ReconcileContext {
         client: client.clone(),
         settings: options.settings.clone(),
         pods: pods.clone(),
@@ -283,7 +283,7 @@ fn context(
 async fn run_leading(
     client: Client,
     (ctx, writer): (
-        Arc<Context>,
+        Arc<ReconcileContext>,
         reflector::store::Writer<EffectiveHorizontalPodAutoscaler>,
     ),
     concurrency: u16,

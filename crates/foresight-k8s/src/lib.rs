@@ -9,8 +9,9 @@
 //!   Kubernetes events; [`conflicts`]: two autoscalers on one workload;
 //! - [`client`]: the Kubernetes client and its retry policy; [`leader`]: leader election;
 //!   [`controller`]: the running controller; [`telemetry`]: `/metrics`, health, logs;
-//! - [`prometheus`]: the Prometheus HTTP API client; [`promql`]: the history queries;
-//!   [`forecasts`]: `type: Prometheus` values and the forecast cache.
+//! - [`prometheus`]: the Prometheus HTTP API client and its answers, [`prometheus::promql`]: the
+//!   history queries; [`forecasts`]: the forecast cache and the predictors it drives
+//!   (`type: Prometheus` values are a metric source, [`sources::prometheus`]).
 
 pub mod backoff;
 pub mod client;
@@ -22,7 +23,6 @@ pub mod forecasts;
 pub mod leader;
 pub mod pods;
 pub mod prometheus;
-pub mod promql;
 pub mod reconcile;
 pub mod selector;
 pub mod sources;

@@ -24,7 +24,7 @@ use foresight_api::status::{
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::conditions::{self, READY, SCALING_ACTIVE};
 use foresight_core::decision::{
-    decide, reads_metrics, Event, EventType, Observation, ScaleOutcome,
+    decide, reads_metrics, Event, EventType, MetricObservation, Observation, ScaleOutcome,
 };
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::history;
@@ -47,7 +47,7 @@ use foresight_api::EffectiveHorizontalPodAutoscaler;
 
 /// The controller's settings beyond the decision's own (`ControllerConfig`).
 #[derive(Clone, Debug)]
-pub struct Settings {
+pub struct ReconcileSettings {
     /// Cluster-wide defaults of the decision.
     pub core: ControllerConfig,
     /// Volatile status (metric readings) is refreshed at most this often.
@@ -58,16 +58,16 @@ pub struct Settings {
     pub cache_wait: Duration,
 }
 
-impl Settings {
+impl ReconcileSettings {
     /// The cluster-wide sync period (an autoscaler may set its own).
     pub fn sync_period(&self) -> Duration {
         Duration::from_secs(self.core.sync_period_seconds.max(1).unsigned_abs())
     }
 }
 
-impl Default for Settings {
+impl Default for ReconcileSettings {
     fn default() -> Self {
-        Settings {
+        ReconcileSettings {
             core: ControllerConfig::default(),
             status_refresh: Duration::from_secs(120),
             metrics_max_age: Duration::from_secs(10),
@@ -138,11 +138,11 @@ impl Memories {
 pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
 
 /// Everything a reconcile needs.
-pub struct Context {
+pub struct ReconcileContext {
     /// The API client.
     pub client: Client,
-    /// Settings.
-    pub settings: Settings,
+    /// How every reconcile behaves.
+    pub settings: ReconcileSettings,
     /// The pod cache.
     pub pods: Arc<PodCache>,
     /// Scale reads and writes.
@@ -201,7 +201,7 @@ pub const RECONCILE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Reconciles one autoscaler and says when to come back.
 pub async fn reconcile(
     obj: Arc<EffectiveHorizontalPodAutoscaler>,
-    ctx: Arc<Context>,
+    ctx: Arc<ReconcileContext>,
 ) -> Result<Action, ReconcileError> {
     let started = std::time::Instant::now();
     let key = format!(
@@ -235,7 +235,7 @@ pub async fn reconcile(
 pub fn error_policy(
     obj: Arc<EffectiveHorizontalPodAutoscaler>,
     err: &ReconcileError,
-    ctx: Arc<Context>,
+    ctx: Arc<ReconcileContext>,
 ) -> Action {
     let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
     if let Some(times) = ctx
@@ -250,7 +250,7 @@ pub fn error_policy(
 /// One reconcile; says after how long to sync again.
 async fn reconcile_inner(
     obj: &EffectiveHorizontalPodAutoscaler,
-    ctx: &Context,
+    ctx: &ReconcileContext,
     key: &str,
 ) -> Result<Duration, ReconcileError> {
     let (Some(ns), Some(name)) = (obj.metadata.namespace.clone(), obj.metadata.name.clone()) else {
@@ -430,7 +430,7 @@ async fn reconcile_inner(
 
 /// Reads the world for one decision.
 async fn observe(
-    ctx: &Context,
+    ctx: &ReconcileContext,
     autoscaler: &Autoscaler,
     name: &str,
     spec_changed: bool,
@@ -444,14 +444,25 @@ async fn observe(
             .get(&ObjectRef::new(other).within(ns))
             .is_some_and(|o| TargetKey::new(ns, &o.spec.scale_target_ref) == key)
     });
+    // What prediction offers comes from memory and is there even when the target is not.
+    let mut forecasts = forecast_inputs(ctx, autoscaler, spec_changed, now).into_iter();
+    let mut accuracy = ctx
+        .forecasts
+        .as_ref()
+        .map(|cache| cache.accuracy(autoscaler))
+        .unwrap_or_default()
+        .into_iter();
     let mut observation = Observation {
         conflicts,
-        forecasts: forecast_inputs(ctx, autoscaler, spec_changed, now),
-        forecast_accuracy: ctx
-            .forecasts
-            .as_ref()
-            .map(|cache| cache.accuracy(autoscaler))
-            .unwrap_or_default(),
+        metrics: autoscaler
+            .metrics
+            .iter()
+            .map(|_| MetricObservation {
+                forecast: forecasts.next().unwrap_or_default(),
+                accuracy: accuracy.next().flatten(),
+                ..MetricObservation::default()
+            })
+            .collect(),
         ..Default::default()
     };
     let scale = match ctx.scales.read(ns, &autoscaler.target, calls).await {
@@ -480,7 +491,9 @@ async fn observe(
             .read(autoscaler, &selector, &scale.selector, now, calls)
             .await;
         observation.resource_metrics = resource_metrics;
-        observation.metrics = metrics;
+        for (seen, reading) in observation.metrics.iter_mut().zip(metrics) {
+            seen.reading = reading;
+        }
     }
     observation.scale = Ok(scale);
     observation
@@ -491,7 +504,7 @@ async fn observe(
 /// every sync, even when the decision will not look at metrics, so that the cache follows
 /// the spec (a changed query or window refreshes at once).
 fn forecast_inputs(
-    ctx: &Context,
+    ctx: &ReconcileContext,
     autoscaler: &Autoscaler,
     spec_changed: bool,
     now: Timestamp,
@@ -514,7 +527,7 @@ fn forecast_inputs(
 /// not express): say so in status and in one event, and touch nothing else.
 async fn report_invalid_spec(
     obj: &EffectiveHorizontalPodAutoscaler,
-    ctx: &Context,
+    ctx: &ReconcileContext,
     api: &Api<EffectiveHorizontalPodAutoscaler>,
     memory: &mut Memory,
     message: &str,

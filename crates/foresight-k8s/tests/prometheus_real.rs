@@ -17,17 +17,16 @@ use foresight_api::status::{
 };
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::conditions::PREDICTION_READY;
-use foresight_core::decision::{decide, Decision, Observation};
+use foresight_core::decision::{decide, Decision, MetricObservation, Observation};
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::metrics::{ContainerUsage, MetricData, PodResourceSample, ValueSample};
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
 use foresight_core::proposals::Scale;
 use foresight_core::resources::ResourceList;
 use foresight_envtest::prometheus::PrometheusServer;
-use foresight_k8s::forecasts::{
-    read_prometheus_metrics, CorePredictor, ForecastCache, ForecastSettings,
-};
+use foresight_k8s::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
+use foresight_k8s::sources::prometheus::read_prometheus_metrics;
 use jiff::{SignedDuration, Timestamp};
 
 const DAY: i64 = 86_400;
@@ -209,7 +208,7 @@ async fn a_promql_metric_drives_a_decision() {
         }])]
     );
     let obs = Observation {
-        metrics: data,
+        metrics: data.into_iter().map(MetricObservation::from).collect(),
         ..observation(now, 200)
     };
     let d = run_decision(&a, &obs, now);
@@ -307,7 +306,7 @@ async fn history_feeds_the_predictor_and_an_outage_demotes_it() {
         .value_at(now.as_second() + STEP)
         .is_some_and(|v| v < 0.7));
     let obs = Observation {
-        forecasts: forecasts.clone(),
+        metrics: with_forecasts(&forecasts),
         ..observation(now, 200)
     };
     let d = run_decision(&a, &obs, now);
@@ -341,7 +340,7 @@ async fn history_feeds_the_predictor_and_an_outage_demotes_it() {
         other => panic!("expected a failure, got {other:?}"),
     }
     let obs = Observation {
-        forecasts,
+        metrics: with_forecasts(&forecasts),
         ..observation(later, 400)
     };
     let d = run_decision(&a, &obs, later);
@@ -358,4 +357,15 @@ async fn history_feeds_the_predictor_and_an_outage_demotes_it() {
         .all(|p| p.source != "prediction" || p.replicas.is_none()));
     assert_eq!(d.desired_replicas, 4, "{:?}", d.record);
     assert_eq!(cache.stats().failed, 1);
+}
+
+/// An observation's metrics with these forecasts and no readings.
+fn with_forecasts(forecasts: &[ForecastInput]) -> Vec<MetricObservation> {
+    forecasts
+        .iter()
+        .map(|forecast| MetricObservation {
+            forecast: forecast.clone(),
+            ..MetricObservation::default()
+        })
+        .collect()
 }

@@ -19,7 +19,7 @@ use foresight_k8s::events::EventPublisher;
 use foresight_k8s::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use foresight_k8s::pods::PodCache;
 use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
-use foresight_k8s::reconcile::{self, Context, Memories, Settings};
+use foresight_k8s::reconcile::{self, Memories, ReconcileContext, ReconcileSettings};
 use foresight_k8s::sources::MetricSources;
 use foresight_k8s::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use foresight_k8s::telemetry::{Call, Telemetry};
@@ -266,7 +266,11 @@ fn cpu_spec(extra: Value) -> Value {
     spec
 }
 
-fn context(client: Client, world: &World, now: Timestamp) -> (Arc<Context>, Arc<Telemetry>) {
+fn context(
+    client: Client,
+    world: &World,
+    now: Timestamp,
+) -> (Arc<ReconcileContext>, Arc<Telemetry>) {
     context_with(client, world, now, None)
 }
 
@@ -277,7 +281,7 @@ fn context_with(
     world: &World,
     now: Timestamp,
     prometheus: Option<(PrometheusClient, ForecastCache)>,
-) -> (Arc<Context>, Arc<Telemetry>) {
+) -> (Arc<ReconcileContext>, Arc<Telemetry>) {
     let mut telemetry = Telemetry::default();
     if let Some((client, cache)) = &prometheus {
         telemetry.register_prometheus(client.clone(), cache.clone(), Arc::new(move || now));
@@ -285,16 +289,16 @@ fn context_with(
     let telemetry = Arc::new(telemetry);
     let scales = Arc::new(ScaleClient::new(client.clone(), world.workloads.clone()));
     let (store, _writer) = reflector::store();
-    let settings = Settings {
+    let settings = ReconcileSettings {
         // Every reconcile in these tests reads its own PodMetrics list.
         metrics_max_age: Duration::ZERO,
-        ..Settings::default()
+        ..ReconcileSettings::default()
     };
     let mut sources = MetricSources::new(client.clone(), scales.clone(), settings.metrics_max_age);
     if let Some((prometheus, _)) = &prometheus {
         sources = sources.with_prometheus(prometheus.clone());
     }
-    let ctx = Context {
+    let ctx = ReconcileContext {
         client: client.clone(),
         pods: world.pods.clone(),
         sources,
@@ -329,7 +333,7 @@ async fn reconcile_once(
 
 async fn run(
     obj: &EffectiveHorizontalPodAutoscaler,
-    ctx: Arc<Context>,
+    ctx: Arc<ReconcileContext>,
     server: tokio::task::JoinHandle<Vec<Value>>,
 ) -> Vec<Value> {
     // A guard against a hang, not a timing assertion.

@@ -217,8 +217,16 @@ impl Forecaster {
             }
             ForecastInput::Off => {}
         }
-        observation.forecasts = vec![input; self.metrics];
-        observation.forecast_accuracy = vec![self.accuracy.summary(); self.metrics];
+        if observation.metrics.len() < self.metrics {
+            observation
+                .metrics
+                .resize_with(self.metrics, Default::default);
+        }
+        let accuracy = self.accuracy.summary();
+        for seen in observation.metrics.iter_mut().take(self.metrics) {
+            seen.forecast = input.clone();
+            seen.accuracy = accuracy;
+        }
         self.forecast
             .as_ref()
             .and_then(|f| f.peak_in(now, now.saturating_add(self.window)))
@@ -277,15 +285,22 @@ spec:
         let mut observation = Observation::default();
         f.refit_if_due(0, &mut observation);
         // One input per metric (the defaulted CPU metric), not ready without history.
-        assert_eq!(observation.forecasts.len(), 1);
+        assert_eq!(observation.metrics.len(), 1);
         assert!(matches!(
-            observation.forecasts[0],
+            observation.metrics[0].forecast,
             ForecastInput::NotReady(_)
         ));
-        observation.forecasts.clear();
+        observation.metrics[0].forecast = ForecastInput::Off;
         f.refit_if_due(3599, &mut observation);
-        assert!(observation.forecasts.is_empty(), "refitted before the hour");
+        assert_eq!(
+            observation.metrics[0].forecast,
+            ForecastInput::Off,
+            "refitted before the hour"
+        );
         f.refit_if_due(3600, &mut observation);
-        assert_eq!(observation.forecasts.len(), 1);
+        assert!(matches!(
+            observation.metrics[0].forecast,
+            ForecastInput::NotReady(_)
+        ));
     }
 }

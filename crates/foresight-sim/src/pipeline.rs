@@ -171,8 +171,9 @@ impl Pipeline {
 
         observation
             .metrics
-            .resize(self.feeds.len(), MetricData::None);
-        for (data, feed) in observation.metrics.iter_mut().zip(&self.feeds) {
+            .resize_with(self.feeds.len(), Default::default);
+        for (seen, feed) in observation.metrics.iter_mut().zip(&self.feeds) {
+            let data = &mut seen.reading;
             match feed {
                 Feed::Resource => {}
                 Feed::PerPod => {
@@ -272,7 +273,7 @@ mod tests {
         assert_eq!(cpu(&cluster)[0].1, 500);
         pipeline.refresh(15, &mut cluster, &meter);
         assert_eq!(cpu(&cluster)[0].1, 800);
-        let total = &cluster.observation().metrics[1];
+        let total = &cluster.observation().metrics[1].reading;
         assert!(
             matches!(total, MetricData::Values(v) if v[0].value == 1600),
             "{total:?}"

@@ -5,7 +5,7 @@ use foresight_api::Quantity;
 use foresight_core::autoscaler::{Metric, MetricSource};
 use foresight_core::metrics::{MetricData, ValueSample};
 use foresight_core::proposals::{evaluate, Scale};
-use foresight_core::replicas::Context;
+use foresight_core::replicas::ReplicaContext;
 use foresight_core::snapshot::{
     self, PodCustomMetricJson, PodJson, PodResourceMetricJson, ValueJson,
 };
@@ -66,7 +66,7 @@ pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
         ),
         _ => MetricData::None,
     };
-    let ctx = Context {
+    let ctx = ReplicaContext {
         pods: &pods,
         tolerance: cfg.tolerance(),
         readiness: cfg.readiness,

@@ -1,7 +1,7 @@
 //! Kind `validation`: `ValidateHorizontalPodAutoscaler`, error for error.
 
 use foresight_api::hpa::HorizontalPodAutoscaler;
-use foresight_api::validation::{validate_hpa_spec, Options};
+use foresight_api::validation::{validate_hpa_spec, ValidationOptions};
 use serde_json::{json, Value};
 
 use crate::common::{self, expect_eq};
@@ -12,7 +12,7 @@ pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
         .pointer("/featureGates/HPAScaleToZero")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let opts = Options {
+    let opts = ValidationOptions {
         min_replicas_lower_bound: if scale_to_zero { 0 } else { 1 },
         allow_prometheus: false,
     };

@@ -1,5 +1,5 @@
-//! What Prometheus gives the decision: the value of a `type: Prometheus` metric, and the
-//! forecasts of predicted metrics, kept fresh in the background.
+//! The forecasts of predicted metrics, kept fresh in the background (the observed value of a
+//! `type: Prometheus` metric is read by [`crate::sources::prometheus`]).
 //!
 //! Forecasts are expensive (a range query over days of history, then an FFT), so they are not
 //! computed in the reconcile. [`ForecastCache`] keeps one forecast per (autoscaler, metric),
@@ -15,150 +15,26 @@
 //! refreshes are retried with exponential backoff; the first success restores the forecast.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use foresight_core::autoscaler::{Autoscaler, MetricSource, PredictionPolicy};
+use foresight_core::autoscaler::Autoscaler;
 use foresight_core::forecasting::ForecastInput;
-use foresight_core::metrics::{MetricData, ValueSample};
-use foresight_core::prediction::{
-    predict, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig,
-};
-use foresight_core::trace::Sample;
+use foresight_core::prediction::{Accuracy, Prediction, PredictorConfig};
 use jiff::Timestamp;
 use tokio::sync::{Notify, Semaphore};
 
-use crate::prometheus::{Point, PrometheusClient, PrometheusError, Series};
-use crate::promql::history_query;
+use crate::prometheus::promql::history_query;
+use crate::prometheus::PrometheusClient;
 
-// ---------------------------------------------------------------------------------------------
-// Observed values of `type: Prometheus` metrics
-// ---------------------------------------------------------------------------------------------
+mod entries;
+mod predictor;
 
-/// Turns an instant query's answer into what the decision reads for a `type: Prometheus`
-/// metric: one series' sample in thousandths, no data for an empty answer (the decision says
-/// "no metrics returned"), or the error text. Several series are an error: summing them
-/// silently would hide a query that forgot its `sum(...)`.
-pub fn metric_data(answer: Result<Vec<Series>, PrometheusError>) -> MetricData {
-    let series = match answer {
-        Ok(series) => series,
-        Err(e) => return MetricData::Failed(e.to_string()),
-    };
-    match series.as_slice() {
-        [] => MetricData::Values(Vec::new()),
-        [one] => match to_milli(one.value) {
-            Some(value) => MetricData::Values(vec![ValueSample {
-                value,
-                timestamp: one.timestamp,
-            }]),
-            None => MetricData::Failed(format!("the value {} is out of range", one.value)),
-        },
-        several => MetricData::Failed(format!(
-            "the query returned {} series; it must return one (aggregate it, e.g. with sum(...))",
-            several.len()
-        )),
-    }
-}
-
-/// `value` × 1000, rounded; `None` when it does not fit an `i64`.
-fn to_milli(value: f64) -> Option<i64> {
-    let milli = (value * 1000.0).round();
-    // i64::MAX as f64 rounds up to 2^63, which does not fit: compare strictly below it.
-    (milli.is_finite() && milli >= i64::MIN as f64 && milli < i64::MAX as f64)
-        .then_some(milli as i64)
-}
-
-/// Reads a `type: Prometheus` metric: evaluates `query` at `now`.
-pub async fn read_prometheus_metric(
-    client: &PrometheusClient,
-    query: &str,
-    now: Timestamp,
-) -> MetricData {
-    metric_data(client.query(query, now).await)
-}
-
-/// Reads every `type: Prometheus` metric of `autoscaler`, in spec order; other metrics get
-/// `MetricData::None` (the shell fills them from the Kubernetes metrics APIs).
-pub async fn read_prometheus_metrics(
-    client: &PrometheusClient,
-    autoscaler: &Autoscaler,
-    now: Timestamp,
-) -> Vec<MetricData> {
-    let mut out = Vec::with_capacity(autoscaler.metrics.len());
-    for metric in &autoscaler.metrics {
-        out.push(match &metric.source {
-            MetricSource::Prometheus { query, .. } => {
-                read_prometheus_metric(client, query, now).await
-            }
-            _ => MetricData::None,
-        });
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
-// Predictors
-// ---------------------------------------------------------------------------------------------
-
-/// How much history a predictor wants, at which spacing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HistoryWindow {
-    /// How far back.
-    pub length: Duration,
-    /// The spacing of the samples (the range query's step); whole seconds, at least 1s.
-    pub step: Duration,
-}
-
-/// A forecasting algorithm as the cache drives it. The controller uses [`CorePredictor`];
-/// tests may supply their own.
-pub trait Predictor: Send + Sync + 'static {
-    /// The history `predictor` needs.
-    fn history(&self, predictor: &PredictorConfig) -> HistoryWindow;
-    /// The forecast from `history` (time-ordered, finite, in the metric's unit) made at
-    /// `now`. CPU-heavy: the cache runs it on a blocking thread.
-    fn predict(&self, predictor: &PredictorConfig, history: &[Point], now: Timestamp)
-        -> Prediction;
-}
-
-/// Prometheus points as the core's samples.
-fn samples(points: &[Point]) -> Vec<Sample> {
-    points
-        .iter()
-        .map(|p| Sample {
-            ts: p.ts,
-            value: p.value,
-        })
-        .collect()
-}
-
-/// The predictors of `foresight-core` (DSP and percentile), as the compiled spec configures
-/// them: what the controller runs.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CorePredictor;
-
-impl Predictor for CorePredictor {
-    fn history(&self, predictor: &PredictorConfig) -> HistoryWindow {
-        let seconds = |s: i64| Duration::from_secs(u64::try_from(s).unwrap_or(0));
-        HistoryWindow {
-            length: seconds(predictor.history_to_read_secs()),
-            step: seconds(predictor.interval_secs().max(1)),
-        }
-    }
-
-    fn predict(
-        &self,
-        predictor: &PredictorConfig,
-        history: &[Point],
-        now: Timestamp,
-    ) -> Prediction {
-        predict(predictor, &samples(history), now.as_second())
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The cache
-// ---------------------------------------------------------------------------------------------
+pub use entries::RefreshStats;
+use entries::{Counters, Entries, Entry, Failure, Key, Outcome};
+use predictor::samples;
+pub use predictor::{CorePredictor, HistoryWindow, Predictor};
 
 /// How the cache refreshes.
 #[derive(Clone, Debug)]
@@ -175,7 +51,7 @@ pub struct ForecastSettings {
     /// minutes); zero demotes prediction at the first failure.
     pub keep_forecast_after_failure: Duration,
     /// The controller's history-query templates per metric identifier (`resource.cpu`, ...);
-    /// see [`crate::promql::fill_template`].
+    /// see [`crate::prometheus::promql::fill_template`].
     pub query_overrides: BTreeMap<String, String>,
 }
 
@@ -189,149 +65,6 @@ impl Default for ForecastSettings {
             keep_forecast_after_failure: Duration::from_secs(300),
             query_overrides: BTreeMap::new(),
         }
-    }
-}
-
-/// Refresh counters, for `/metrics`. All only ever grow except `entries` and `in_flight`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RefreshStats {
-    /// Refreshes started.
-    pub started: u64,
-    /// Refreshes that produced a forecast.
-    pub succeeded: u64,
-    /// Refreshes whose predictor was not ready (too little history, no period).
-    pub not_ready: u64,
-    /// Refreshes that failed (Prometheus error, unusable answer).
-    pub failed: u64,
-    /// Forecasts currently tracked.
-    pub entries: u64,
-    /// Refreshes running now.
-    pub in_flight: u64,
-}
-
-#[derive(Default)]
-struct Counters {
-    started: AtomicU64,
-    succeeded: AtomicU64,
-    not_ready: AtomicU64,
-    failed: AtomicU64,
-    in_flight: AtomicU64,
-}
-
-/// What one refresh produced.
-#[derive(Clone, Debug)]
-enum Outcome {
-    /// A forecast, and the history it was made from (to score the previous forecast).
-    Forecast(Forecast, Vec<Sample>),
-    /// No forecast, and the history read (to score the previous forecast all the same).
-    NotReady(String, Vec<Sample>),
-    Failed(String),
-}
-
-/// Refreshes have been failing since `since`; `error` is the latest failure.
-#[derive(Clone, Debug)]
-struct Failure {
-    error: String,
-    since: Timestamp,
-}
-
-/// One tracked forecast.
-#[derive(Debug)]
-struct Entry {
-    /// Query, algorithm and window it was made for; a change restarts the entry.
-    fingerprint: String,
-    query: Result<String, String>,
-    predictor: PredictorConfig,
-    window_seconds: i64,
-    /// The last forecast made.
-    forecast: Option<Forecast>,
-    /// How the forecasts compared with the history read after them.
-    accuracy: AccuracyTracker,
-    /// How far back `accuracy` looks, seconds.
-    accuracy_window: i64,
-    /// Why the predictor made none on the last successful read of history.
-    not_ready: Option<String>,
-    /// Set while refreshes fail.
-    failure: Option<Failure>,
-    /// When the next refresh is due.
-    due: Timestamp,
-    failures: u32,
-    running: bool,
-    /// Bumped on every restart, so a refresh started for an older spec is discarded.
-    generation: u64,
-}
-
-impl Entry {
-    fn new(
-        fingerprint: String,
-        query: Result<String, String>,
-        predictor: PredictorConfig,
-        window_seconds: i64,
-        now: Timestamp,
-        generation: u64,
-    ) -> Self {
-        Entry {
-            fingerprint,
-            query,
-            predictor,
-            window_seconds,
-            forecast: None,
-            accuracy: AccuracyTracker::default(),
-            accuracy_window: PredictionPolicy::DEFAULT_ACCURACY_WINDOW_SECONDS,
-            not_ready: None,
-            failure: None,
-            due: now,
-            failures: 0,
-            running: false,
-            generation,
-        }
-    }
-}
-
-/// The identity of a forecast: the autoscaler (`namespace/name`) and the metric identifier.
-type Key = (String, String);
-
-/// The forecasts, filed by autoscaler and then by metric, so that every lookup a reconcile
-/// makes costs the same however many autoscalers the controller serves.
-#[derive(Default)]
-struct Entries {
-    by_autoscaler: HashMap<String, HashMap<String, Entry>>,
-}
-
-impl Entries {
-    fn get(&self, (autoscaler, id): &Key) -> Option<&Entry> {
-        self.by_autoscaler.get(autoscaler)?.get(id)
-    }
-
-    fn get_mut(&mut self, (autoscaler, id): &Key) -> Option<&mut Entry> {
-        self.by_autoscaler.get_mut(autoscaler)?.get_mut(id)
-    }
-
-    /// The entries of one autoscaler, created empty if it has none.
-    fn of_autoscaler(&mut self, autoscaler: &str) -> &mut HashMap<String, Entry> {
-        self.by_autoscaler.entry(autoscaler.to_owned()).or_default()
-    }
-
-    fn any_running(&self, autoscaler: &str) -> bool {
-        self.by_autoscaler
-            .get(autoscaler)
-            .is_some_and(|m| m.values().any(|e| e.running))
-    }
-
-    fn remove_autoscaler(&mut self, autoscaler: &str) {
-        self.by_autoscaler.remove(autoscaler);
-    }
-
-    fn retain_autoscalers(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.by_autoscaler.retain(|k, _| keep(k));
-    }
-
-    fn values(&self) -> impl Iterator<Item = &Entry> {
-        self.by_autoscaler.values().flat_map(HashMap::values)
-    }
-
-    fn len(&self) -> usize {
-        self.by_autoscaler.values().map(HashMap::len).sum()
     }
 }
 
@@ -860,65 +593,17 @@ fn backoff(settings: &ForecastSettings, failures: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prometheus::PrometheusOptions;
+    use crate::prometheus::{Point, PrometheusOptions};
+    use crate::sources::prometheus::read_prometheus_metrics;
     use foresight_core::autoscaler::ControllerConfig;
+    use foresight_core::metrics::{MetricData, ValueSample};
     use foresight_core::prediction::Algorithm;
-    use std::collections::BTreeMap;
+    use foresight_core::prediction::Forecast;
     use wiremock::matchers::{path, query_param};
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     fn at(s: i64) -> Timestamp {
         Timestamp::from_second(s).unwrap()
-    }
-
-    fn series(value: f64) -> Series {
-        Series {
-            labels: BTreeMap::new(),
-            timestamp: at(100),
-            value,
-        }
-    }
-
-    #[test]
-    fn one_series_becomes_milli_units() {
-        assert_eq!(
-            metric_data(Ok(vec![series(1.2345)])),
-            MetricData::Values(vec![ValueSample {
-                value: 1235,
-                timestamp: at(100)
-            }])
-        );
-        assert_eq!(
-            metric_data(Ok(vec![series(-0.0004)])),
-            MetricData::Values(vec![ValueSample {
-                value: 0,
-                timestamp: at(100)
-            }])
-        );
-        assert_eq!(metric_data(Ok(vec![])), MetricData::Values(vec![]));
-    }
-
-    #[test]
-    fn several_series_huge_values_and_errors_fail() {
-        match metric_data(Ok(vec![series(1.0), series(2.0), series(3.0)])) {
-            MetricData::Failed(e) => assert!(e.contains("returned 3 series"), "{e}"),
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(
-            metric_data(Ok(vec![series(1e300)])),
-            MetricData::Failed(_)
-        ));
-        assert!(matches!(
-            metric_data(Ok(vec![series(9.3e15)])),
-            MetricData::Failed(_)
-        ));
-        assert_eq!(
-            metric_data(Err(PrometheusError::Query {
-                error_type: "bad_data".to_owned(),
-                error: "parse error".to_owned()
-            })),
-            MetricData::Failed("Prometheus rejected the query (bad_data): parse error".to_owned())
-        );
     }
 
     /// A test predictor: flat at the history's maximum for `horizon` seconds from `now`, or

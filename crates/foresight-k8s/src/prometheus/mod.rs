@@ -14,7 +14,12 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
-use serde::Deserialize;
+
+mod answer;
+pub mod promql;
+
+use answer::{instant_series, parse_sample, Envelope, QueryData};
+pub use answer::{Point, PrometheusError, RangeSeries, Series};
 
 /// Prometheus refuses range queries that would return more points than this per series.
 pub const MAX_POINTS_PER_SERIES: u64 = 11_000;
@@ -77,117 +82,6 @@ impl fmt::Debug for PrometheusOptions {
             .field("max_response_bytes", &self.max_response_bytes)
             .field("max_points_per_request", &self.max_points_per_request)
             .finish()
-    }
-}
-
-/// One series of an instant query: its labels and its sample.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Series {
-    /// The series' labels (`__name__` included when the query keeps it).
-    pub labels: BTreeMap<String, String>,
-    /// When the sample was evaluated.
-    pub timestamp: Timestamp,
-    /// The sample, always finite.
-    pub value: f64,
-}
-
-/// One point of a range series.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Point {
-    /// When, in Unix seconds (range queries evaluate at whole steps from `start`).
-    pub ts: i64,
-    /// The value, always finite.
-    pub value: f64,
-}
-
-/// One series of a range query.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RangeSeries {
-    /// The series' labels.
-    pub labels: BTreeMap<String, String>,
-    /// Its finite points, in time order, without duplicates.
-    pub points: Vec<Point>,
-    /// How many NaN or infinite points were left out (e.g. a ratio whose divisor was 0).
-    pub non_finite_dropped: usize,
-}
-
-/// Why a query gave no answer.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PrometheusError {
-    /// The client could not be built from the options.
-    #[error("invalid Prometheus client settings: {0}")]
-    Config(String),
-    /// The request arguments make no sense (an empty query, start after end, a zero step).
-    #[error("invalid query arguments: {0}")]
-    InvalidArguments(String),
-    /// No connection could be made, or it broke.
-    #[error("Prometheus at {url} is unreachable: {message}")]
-    Unreachable {
-        /// The URL asked.
-        url: String,
-        /// What the connection attempt reported.
-        message: String,
-    },
-    /// Prometheus did not answer in time.
-    #[error("Prometheus at {url} did not answer within {timeout:?}")]
-    Timeout {
-        /// The URL asked.
-        url: String,
-        /// The configured timeout.
-        timeout: Duration,
-    },
-    /// An HTTP error status without a Prometheus error body (a proxy, a wrong path).
-    #[error("Prometheus at {url} answered HTTP {status}: {body}")]
-    Http {
-        /// The URL asked.
-        url: String,
-        /// The HTTP status code.
-        status: u16,
-        /// The start of the body, for the message.
-        body: String,
-    },
-    /// Prometheus answered `status: error` (a bad query, a timeout inside Prometheus, ...).
-    #[error("Prometheus rejected the query ({error_type}): {error}")]
-    Query {
-        /// `errorType`: `bad_data`, `execution`, `timeout`, `canceled`, `internal`, ...
-        error_type: String,
-        /// `error`: the message.
-        error: String,
-    },
-    /// The body is larger than `max_response_bytes`.
-    #[error("Prometheus' answer is larger than the {limit} bytes allowed")]
-    TooLarge {
-        /// The limit.
-        limit: usize,
-    },
-    /// The body is not the JSON the API documents, or holds an unexpected result type.
-    #[error("Prometheus' answer could not be read: {0}")]
-    BadPayload(String),
-    /// An instant query returned NaN or an infinity.
-    #[error("the query returned {value} for {series}, not a finite number")]
-    NonFinite {
-        /// The series, as `{label="value",...}`.
-        series: String,
-        /// The value as Prometheus wrote it.
-        value: String,
-    },
-}
-
-impl PrometheusError {
-    /// A short, stable name of the kind of failure, for the `kind` label of the controller's
-    /// `foresight_prometheus_query_errors_total`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            PrometheusError::Config(_) => "config",
-            PrometheusError::InvalidArguments(_) => "invalid_arguments",
-            PrometheusError::Unreachable { .. } => "unreachable",
-            PrometheusError::Timeout { .. } => "timeout",
-            PrometheusError::Http { .. } => "http",
-            PrometheusError::Query { .. } => "query",
-            PrometheusError::TooLarge { .. } => "too_large",
-            PrometheusError::BadPayload(_) => "bad_payload",
-            PrometheusError::NonFinite { .. } => "non_finite",
-        }
     }
 }
 
@@ -640,104 +534,6 @@ fn excerpt(body: &[u8]) -> String {
         s.push_str("...");
     }
     s.trim().to_owned()
-}
-
-fn series_name(labels: &BTreeMap<String, String>) -> String {
-    let inner: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
-    format!("{{{}}}", inner.join(","))
-}
-
-/// A `[<unix seconds>, "<value>"]` pair.
-fn parse_sample(raw: &(serde_json::Value, String)) -> Result<(f64, f64), PrometheusError> {
-    let ts = raw.0.as_f64().ok_or_else(|| {
-        PrometheusError::BadPayload(format!("timestamp {} is not a number", raw.0))
-    })?;
-    let value = parse_value(&raw.1)?;
-    Ok((ts, value))
-}
-
-/// Prometheus writes values as strings, with `NaN`, `+Inf` and `-Inf` for the specials.
-fn parse_value(s: &str) -> Result<f64, PrometheusError> {
-    match s {
-        "NaN" => Ok(f64::NAN),
-        "+Inf" | "Inf" => Ok(f64::INFINITY),
-        "-Inf" => Ok(f64::NEG_INFINITY),
-        _ => s
-            .parse::<f64>()
-            .map_err(|_| PrometheusError::BadPayload(format!("value {s:?} is not a number"))),
-    }
-}
-
-fn instant_series(
-    labels: BTreeMap<String, String>,
-    raw: (serde_json::Value, String),
-) -> Result<Series, PrometheusError> {
-    let (ts, value) = parse_sample(&raw)?;
-    if !value.is_finite() {
-        return Err(PrometheusError::NonFinite {
-            series: series_name(&labels),
-            value: raw.1,
-        });
-    }
-    let timestamp = if ts.is_finite() {
-        Timestamp::from_millisecond((ts * 1000.0).round() as i64).map_err(|e| {
-            PrometheusError::BadPayload(format!("timestamp {ts} is out of range: {e}"))
-        })?
-    } else {
-        return Err(PrometheusError::BadPayload(format!(
-            "timestamp {ts} is not finite"
-        )));
-    };
-    Ok(Series {
-        labels,
-        timestamp,
-        value,
-    })
-}
-
-/// The API's envelope: `{"status": "success"|"error", "data": ..., "errorType", "error"}`.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Envelope {
-    status: String,
-    #[serde(default)]
-    data: Option<QueryData>,
-    #[serde(default)]
-    error_type: Option<String>,
-    #[serde(default)]
-    error: Option<String>,
-}
-
-/// `data` of a query answer, by `resultType`.
-#[derive(Deserialize)]
-#[serde(tag = "resultType", content = "result", rename_all = "lowercase")]
-enum QueryData {
-    Vector(Vec<ResultItem>),
-    Matrix(Vec<ResultItem>),
-    Scalar((serde_json::Value, String)),
-    String(serde::de::IgnoredAny),
-}
-
-impl QueryData {
-    fn type_name(&self) -> &'static str {
-        match self {
-            QueryData::Vector(_) => "vector",
-            QueryData::Matrix(_) => "matrix",
-            QueryData::Scalar(_) => "scalar",
-            QueryData::String(_) => "string",
-        }
-    }
-}
-
-/// One series of a vector (`value`) or matrix (`values`).
-#[derive(Deserialize)]
-struct ResultItem {
-    #[serde(default)]
-    metric: BTreeMap<String, String>,
-    #[serde(default)]
-    value: Option<(serde_json::Value, String)>,
-    #[serde(default)]
-    values: Option<Vec<(serde_json::Value, String)>>,
 }
 
 #[cfg(test)]

@@ -1,0 +1,153 @@
+//! The cache's bookkeeping: one entry per forecast, filed by autoscaler and metric, and the
+//! counters `/metrics` reads.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+
+use foresight_core::autoscaler::PredictionPolicy;
+use foresight_core::prediction::{AccuracyTracker, Forecast, PredictorConfig};
+use foresight_core::trace::Sample;
+use jiff::Timestamp;
+
+/// Refresh counters, for `/metrics`. All only ever grow except `entries` and `in_flight`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RefreshStats {
+    /// Refreshes started.
+    pub started: u64,
+    /// Refreshes that produced a forecast.
+    pub succeeded: u64,
+    /// Refreshes whose predictor was not ready (too little history, no period).
+    pub not_ready: u64,
+    /// Refreshes that failed (Prometheus error, unusable answer).
+    pub failed: u64,
+    /// Forecasts currently tracked.
+    pub entries: u64,
+    /// Refreshes running now.
+    pub in_flight: u64,
+}
+
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) started: AtomicU64,
+    pub(super) succeeded: AtomicU64,
+    pub(super) not_ready: AtomicU64,
+    pub(super) failed: AtomicU64,
+    pub(super) in_flight: AtomicU64,
+}
+
+/// What one refresh produced.
+#[derive(Clone, Debug)]
+pub(super) enum Outcome {
+    /// A forecast, and the history it was made from (to score the previous forecast).
+    Forecast(Forecast, Vec<Sample>),
+    /// No forecast, and the history read (to score the previous forecast all the same).
+    NotReady(String, Vec<Sample>),
+    Failed(String),
+}
+
+/// Refreshes have been failing since `since`; `error` is the latest failure.
+#[derive(Clone, Debug)]
+pub(super) struct Failure {
+    pub(super) error: String,
+    pub(super) since: Timestamp,
+}
+
+/// One tracked forecast.
+#[derive(Debug)]
+pub(super) struct Entry {
+    /// Query, algorithm and window it was made for; a change restarts the entry.
+    pub(super) fingerprint: String,
+    pub(super) query: Result<String, String>,
+    pub(super) predictor: PredictorConfig,
+    pub(super) window_seconds: i64,
+    /// The last forecast made.
+    pub(super) forecast: Option<Forecast>,
+    /// How the forecasts compared with the history read after them.
+    pub(super) accuracy: AccuracyTracker,
+    /// How far back `accuracy` looks, seconds.
+    pub(super) accuracy_window: i64,
+    /// Why the predictor made none on the last successful read of history.
+    pub(super) not_ready: Option<String>,
+    /// Set while refreshes fail.
+    pub(super) failure: Option<Failure>,
+    /// When the next refresh is due.
+    pub(super) due: Timestamp,
+    pub(super) failures: u32,
+    pub(super) running: bool,
+    /// Bumped on every restart, so a refresh started for an older spec is discarded.
+    pub(super) generation: u64,
+}
+
+impl Entry {
+    pub(super) fn new(
+        fingerprint: String,
+        query: Result<String, String>,
+        predictor: PredictorConfig,
+        window_seconds: i64,
+        now: Timestamp,
+        generation: u64,
+    ) -> Self {
+        Entry {
+            fingerprint,
+            query,
+            predictor,
+            window_seconds,
+            forecast: None,
+            accuracy: AccuracyTracker::default(),
+            accuracy_window: PredictionPolicy::DEFAULT_ACCURACY_WINDOW_SECONDS,
+            not_ready: None,
+            failure: None,
+            due: now,
+            failures: 0,
+            running: false,
+            generation,
+        }
+    }
+}
+
+/// The identity of a forecast: the autoscaler (`namespace/name`) and the metric identifier.
+pub(super) type Key = (String, String);
+
+/// The forecasts, filed by autoscaler and then by metric, so that every lookup a reconcile
+/// makes costs the same however many autoscalers the controller serves.
+#[derive(Default)]
+pub(super) struct Entries {
+    pub(super) by_autoscaler: HashMap<String, HashMap<String, Entry>>,
+}
+
+impl Entries {
+    pub(super) fn get(&self, (autoscaler, id): &Key) -> Option<&Entry> {
+        self.by_autoscaler.get(autoscaler)?.get(id)
+    }
+
+    pub(super) fn get_mut(&mut self, (autoscaler, id): &Key) -> Option<&mut Entry> {
+        self.by_autoscaler.get_mut(autoscaler)?.get_mut(id)
+    }
+
+    /// The entries of one autoscaler, created empty if it has none.
+    pub(super) fn of_autoscaler(&mut self, autoscaler: &str) -> &mut HashMap<String, Entry> {
+        self.by_autoscaler.entry(autoscaler.to_owned()).or_default()
+    }
+
+    pub(super) fn any_running(&self, autoscaler: &str) -> bool {
+        self.by_autoscaler
+            .get(autoscaler)
+            .is_some_and(|m| m.values().any(|e| e.running))
+    }
+
+    pub(super) fn remove_autoscaler(&mut self, autoscaler: &str) {
+        self.by_autoscaler.remove(autoscaler);
+    }
+
+    pub(super) fn retain_autoscalers(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.by_autoscaler.retain(|k, _| keep(k));
+    }
+
+    pub(super) fn values(&self) -> impl Iterator<Item = &Entry> {
+        self.by_autoscaler.values().flat_map(HashMap::values)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.by_autoscaler.values().map(HashMap::len).sum()
+    }
+}
