@@ -15,21 +15,32 @@ use crate::schema::{
     NON_NEGATIVE_QUANTITY, PATH_SEGMENT_MESSAGE, PATH_SEGMENT_RULE, POSITIVE_QUANTITY,
 };
 
-/// `spec.metrics[*].type` values.
-pub const METRIC_TYPES: [&str; 6] = [
-    "Resource",
+// The values of the string enums, in the order Kubernetes lists them in its messages
+// (sorted). One list each: the CRD's `enum`s, validation and the compiler read them here.
+
+/// `spec.metrics[*].type` values that Kubernetes knows.
+pub const KUBERNETES_METRIC_TYPES: [&str; 5] = [
     "ContainerResource",
-    "Pods",
-    "Object",
     "External",
+    "Object",
+    "Pods",
+    "Resource",
+];
+/// `spec.metrics[*].type` values, with Foresight's own `Prometheus`.
+pub const METRIC_TYPES: [&str; 6] = [
+    "ContainerResource",
+    "External",
+    "Object",
+    "Pods",
     "Prometheus",
+    "Resource",
 ];
 /// `target.type` values.
-pub const TARGET_TYPES: [&str; 3] = ["Utilization", "Value", "AverageValue"];
+pub const TARGET_TYPES: [&str; 3] = ["AverageValue", "Utilization", "Value"];
 /// `behavior.*.selectPolicy` values.
-pub const SELECT_POLICIES: [&str; 3] = ["Max", "Min", "Disabled"];
+pub const SELECT_POLICIES: [&str; 3] = ["Disabled", "Max", "Min"];
 /// `behavior.*.policies[*].type` values.
-pub const POLICY_TYPES: [&str; 2] = ["Pods", "Percent"];
+pub const POLICY_TYPES: [&str; 2] = ["Percent", "Pods"];
 
 /// Identifies the workload to scale: anything that serves the `scale` subresource.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -76,6 +87,47 @@ pub struct LabelSelectorRequirement {
     pub values: Option<Vec<String>>,
 }
 
+/// The operator of a set-based selector requirement. On the wire it stays a string, as in
+/// Kubernetes, so that an unknown operator is reported in Kubernetes' words; readers parse it
+/// here, in one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelectorOperator {
+    /// The label has one of the values.
+    In,
+    /// The label is absent or has none of the values.
+    NotIn,
+    /// The label is present.
+    Exists,
+    /// The label is absent.
+    DoesNotExist,
+}
+
+impl SelectorOperator {
+    /// The operator `name` spells, if it is one.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "In" => Some(SelectorOperator::In),
+            "NotIn" => Some(SelectorOperator::NotIn),
+            "Exists" => Some(SelectorOperator::Exists),
+            "DoesNotExist" => Some(SelectorOperator::DoesNotExist),
+            _ => None,
+        }
+    }
+
+    /// One requirement in Kubernetes' string form: `key in (a,b)`, `key notin (a,b)`, `key`,
+    /// `!key`; an unknown operator is written as it is, between the key and the values.
+    pub fn requirement_text(operator: &str, key: &str, values: &[String]) -> String {
+        let list = values.join(",");
+        match SelectorOperator::parse(operator) {
+            Some(SelectorOperator::In) => format!("{key} in ({list})"),
+            Some(SelectorOperator::NotIn) => format!("{key} notin ({list})"),
+            Some(SelectorOperator::Exists) => key.to_owned(),
+            Some(SelectorOperator::DoesNotExist) => format!("!{key}"),
+            None => format!("{key} {operator} ({list})"),
+        }
+    }
+}
+
 impl LabelSelector {
     /// The selector in Kubernetes' string form (`a=b,c in (d,e)`), as used in `labelSelector=`
     /// query parameters.
@@ -87,14 +139,11 @@ impl LabelSelector {
             }
         }
         for req in self.match_expressions.iter().flatten() {
-            let values = req.values.clone().unwrap_or_default().join(",");
-            parts.push(match req.operator.as_str() {
-                "In" => format!("{} in ({values})", req.key),
-                "NotIn" => format!("{} notin ({values})", req.key),
-                "Exists" => req.key.clone(),
-                "DoesNotExist" => format!("!{}", req.key),
-                other => format!("{} {other} ({values})", req.key),
-            });
+            parts.push(SelectorOperator::requirement_text(
+                &req.operator,
+                &req.key,
+                req.values.as_deref().unwrap_or_default(),
+            ));
         }
         parts.join(",")
     }

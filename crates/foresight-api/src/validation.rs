@@ -9,7 +9,8 @@ use crate::hpa::{
     ContainerResourceMetricSource, CrossVersionObjectReference, ExternalMetricSource,
     HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerSpec, HpaScalingPolicy,
     HpaScalingRules, MetricIdentifier, MetricSpec, MetricTarget, ObjectMetricSource,
-    PodsMetricSource, PrometheusMetricSource, ResourceMetricSource,
+    PodsMetricSource, PrometheusMetricSource, ResourceMetricSource, KUBERNETES_METRIC_TYPES,
+    METRIC_TYPES, POLICY_TYPES, SELECT_POLICIES, TARGET_TYPES,
 };
 use crate::quantity::Quantity;
 use crate::spec::{EffectiveHorizontalPodAutoscalerSpec, ScaleStrategy};
@@ -154,22 +155,6 @@ impl fmt::Display for ValidationErrors {
 pub const MAX_STABILIZATION_WINDOW_SECONDS: i32 = 3600;
 /// Upper bound of a policy's `periodSeconds` (30 minutes).
 pub const MAX_PERIOD_SECONDS: i32 = 1800;
-
-const METRIC_TYPES: &[&str] = &[
-    "ContainerResource",
-    "External",
-    "Object",
-    "Pods",
-    "Resource",
-];
-const METRIC_TYPES_WITH_PROMETHEUS: &[&str] = &[
-    "ContainerResource",
-    "External",
-    "Object",
-    "Pods",
-    "Prometheus",
-    "Resource",
-];
 
 /// Validation choices that Kubernetes takes from feature gates.
 #[derive(Clone, Copy, Debug)]
@@ -323,10 +308,10 @@ fn validate_metric(
     m: &MetricSpec,
     opts: ValidationOptions,
 ) {
-    let supported = if opts.allow_prometheus {
-        METRIC_TYPES_WITH_PROMETHEUS
+    let supported: &[&str] = if opts.allow_prometheus {
+        &METRIC_TYPES
     } else {
-        METRIC_TYPES
+        &KUBERNETES_METRIC_TYPES
     };
     if m.type_.is_empty() {
         errs.push(FieldError::required(
@@ -448,7 +433,7 @@ fn validate_target(errs: &mut Vec<FieldError>, path: &str, t: &MetricTarget) {
             "must specify a metric target type",
         ));
     }
-    if !matches!(t.type_.as_str(), "Utilization" | "Value" | "AverageValue") {
+    if !TARGET_TYPES.contains(&t.type_.as_str()) {
         errs.push(FieldError::invalid(
             format!("{path}.type"),
             &t.type_,
@@ -671,11 +656,11 @@ fn validate_rules(errs: &mut Vec<FieldError>, path: &str, rules: Option<&HpaScal
         }
     }
     if let Some(p) = &rules.select_policy {
-        if !matches!(p.as_str(), "Max" | "Min" | "Disabled") {
+        if !SELECT_POLICIES.contains(&p.as_str()) {
             errs.push(FieldError::not_supported(
                 format!("{path}.selectPolicy"),
                 p,
-                &["Disabled", "Max", "Min"],
+                &SELECT_POLICIES,
             ));
         }
     }
@@ -707,7 +692,7 @@ fn validate_tolerance(errs: &mut Vec<FieldError>, path: &str, t: &Quantity) {
 }
 
 fn validate_policy(errs: &mut Vec<FieldError>, path: &str, p: &HpaScalingPolicy) {
-    if p.type_ != "Pods" && p.type_ != "Percent" {
+    if !POLICY_TYPES.contains(&p.type_.as_str()) {
         errs.push(FieldError::not_supported(
             format!("{path}.type"),
             &p.type_,

@@ -5,7 +5,7 @@
 use foresight_api::hpa::{
     ContainerResourceMetricStatus, CrossVersionObjectReference, ExternalMetricStatus,
     LabelSelector, MetricIdentifier, MetricStatus, MetricValueStatus, ObjectMetricStatus,
-    PodsMetricStatus, PrometheusMetricStatus, ResourceMetricStatus,
+    PodsMetricStatus, PrometheusMetricStatus, ResourceMetricStatus, SelectorOperator,
 };
 use foresight_api::quantity::Quantity;
 use jiff::Timestamp;
@@ -134,10 +134,7 @@ fn selector_problem(selector: Option<&LabelSelector>) -> Option<String> {
         .iter()
         .flat_map(|s| s.match_expressions.iter().flatten())
     {
-        if !matches!(
-            req.operator.as_str(),
-            "In" | "NotIn" | "Exists" | "DoesNotExist"
-        ) {
+        if SelectorOperator::parse(&req.operator).is_none() {
             return Some(format!(
                 "{:?} is not a valid label selector operator",
                 req.operator

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
-use foresight_api::hpa::CrossVersionObjectReference;
+use foresight_api::hpa::{CrossVersionObjectReference, SelectorOperator};
 use foresight_core::proposals::Scale;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
@@ -192,16 +192,9 @@ pub fn format_selector(sel: &LabelSelector) -> String {
         parts.entry(k.clone()).or_default().push(format!("{k}={v}"));
     }
     for e in sel.match_expressions.iter().flatten() {
-        let values = e.values.clone().unwrap_or_default();
-        let mut sorted = values.clone();
+        let mut sorted = e.values.clone().unwrap_or_default();
         sorted.sort();
-        let text = match e.operator.as_str() {
-            "In" => format!("{} in ({})", e.key, sorted.join(",")),
-            "NotIn" => format!("{} notin ({})", e.key, sorted.join(",")),
-            "Exists" => e.key.clone(),
-            "DoesNotExist" => format!("!{}", e.key),
-            other => format!("{} {other} ({})", e.key, sorted.join(",")),
-        };
+        let text = SelectorOperator::requirement_text(&e.operator, &e.key, &sorted);
         parts.entry(e.key.clone()).or_default().push(text);
     }
     parts.into_values().flatten().collect::<Vec<_>>().join(",")

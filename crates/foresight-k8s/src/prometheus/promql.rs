@@ -13,7 +13,9 @@
 
 use std::collections::BTreeMap;
 
-use foresight_api::hpa::{CrossVersionObjectReference, LabelSelector, MetricIdentifier};
+use foresight_api::hpa::{
+    CrossVersionObjectReference, LabelSelector, MetricIdentifier, SelectorOperator,
+};
 use foresight_core::autoscaler::{Autoscaler, Metric, MetricSource};
 use foresight_core::resources::ResourceName;
 
@@ -108,12 +110,17 @@ pub fn label_matchers(selector: Option<&LabelSelector>) -> Result<Vec<String>, S
                 .collect();
             string_literal(&values.join("|"))
         };
-        out.push(match req.operator.as_str() {
-            "In" => format!("{}=~{}", req.key, alternatives()),
-            "NotIn" => format!("{}!~{}", req.key, alternatives()),
-            "Exists" => format!("{}!=\"\"", req.key),
-            "DoesNotExist" => format!("{}=\"\"", req.key),
-            other => return Err(format!("selector operator {other:?} is not supported")),
+        out.push(match SelectorOperator::parse(&req.operator) {
+            Some(SelectorOperator::In) => format!("{}=~{}", req.key, alternatives()),
+            Some(SelectorOperator::NotIn) => format!("{}!~{}", req.key, alternatives()),
+            Some(SelectorOperator::Exists) => format!("{}!=\"\"", req.key),
+            Some(SelectorOperator::DoesNotExist) => format!("{}=\"\"", req.key),
+            None => {
+                return Err(format!(
+                    "selector operator {:?} is not supported",
+                    req.operator
+                ))
+            }
         });
     }
     Ok(out)
