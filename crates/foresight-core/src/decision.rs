@@ -386,6 +386,31 @@ pub fn decide(
 }
 
 impl Decision {
+    /// Which way the decision moves the workload: `up`, `down` or `none` (the `direction`
+    /// label of the decision metrics).
+    pub fn direction(&self) -> &'static str {
+        match self.desired_replicas.cmp(&self.current_replicas) {
+            std::cmp::Ordering::Greater if self.rescale => "up",
+            std::cmp::Ordering::Less if self.rescale => "down",
+            _ => "none",
+        }
+    }
+
+    /// What shaped the decision: the last limit that changed it, else why scaling is inactive,
+    /// else `Recommendation` (the `reason` label of the decision metrics).
+    pub fn shaped_by(&self) -> &str {
+        self.record
+            .limits
+            .last()
+            .map(|l| l.reason.as_str())
+            .or_else(|| {
+                conditions::get(self.conditions(), conditions::SCALING_ACTIVE)
+                    .filter(|c| c.status == ConditionStatus::False)
+                    .map(|c| c.reason.as_str())
+            })
+            .unwrap_or("Recommendation")
+    }
+
     fn set(&mut self, type_: &str, status: bool, reason: &str, message: &str) {
         self.set_parts(type_, status, reason, &[message]);
     }
@@ -1069,5 +1094,61 @@ fn accuracy_record(
         peak_error_percent: accuracy.map_or(0, |a| pct(a.peak_error_percent)),
         correction_percent: ((correction - 1.0) * 100.0).round() as i64,
         demoted,
+    }
+}
+/// What an object whose spec cannot be compiled gets instead of a decision: `ScalingActive`
+/// and `Ready` false with reason `InvalidSpec` and `message` (the field errors), the rest of
+/// `prior` kept, and one warning event saying the same. The workload is not touched.
+pub fn invalid_spec(
+    prior: &EffectiveHorizontalPodAutoscalerStatus,
+    message: &str,
+    now: Timestamp,
+) -> (EffectiveHorizontalPodAutoscalerStatus, Event) {
+    const REASON: &str = "InvalidSpec";
+    let mut status = prior.clone();
+    for type_ in [conditions::SCALING_ACTIVE, conditions::READY] {
+        conditions::set(
+            &mut status.conditions,
+            type_,
+            ConditionStatus::False,
+            REASON,
+            message,
+            now,
+        );
+    }
+    let event = Event {
+        type_: EventType::Warning,
+        reason: REASON.to_owned(),
+        message: message.to_owned(),
+    };
+    (status, event)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_spec_turns_scaling_and_ready_off_and_keeps_the_rest() {
+        let now = Timestamp::from_second(1_000).unwrap();
+        let prior = EffectiveHorizontalPodAutoscalerStatus {
+            desired_replicas: Some(7),
+            ..Default::default()
+        };
+        let (status, event) = invalid_spec(&prior, "spec.crons[0].start: Invalid value", now);
+        assert_eq!(status.desired_replicas, Some(7), "the last decision is kept");
+        for type_ in [conditions::SCALING_ACTIVE, conditions::READY] {
+            let c = conditions::get(&status.conditions, type_).expect(type_);
+            assert_eq!(
+                (c.status, c.reason.as_str(), c.message.as_str()),
+                (
+                    ConditionStatus::False,
+                    "InvalidSpec",
+                    "spec.crons[0].start: Invalid value"
+                )
+            );
+        }
+        assert_eq!(event.type_, EventType::Warning);
+        assert_eq!(event.reason, "InvalidSpec");
     }
 }

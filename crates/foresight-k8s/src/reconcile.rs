@@ -18,13 +18,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use foresight_api::status::{
-    ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, ScalingHistory,
-};
+use foresight_api::status::ScalingHistory;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
-use foresight_core::conditions::{self, READY, SCALING_ACTIVE};
 use foresight_core::decision::{
-    decide, reads_metrics, Event, EventType, MetricObservation, Observation, ScaleOutcome,
+    decide, invalid_spec, reads_metrics, Event, MetricObservation, Observation, ScaleOutcome,
 };
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::history;
@@ -344,22 +341,8 @@ async fn reconcile_inner(
             Err(e) => ScaleOutcome::Failed(e.to_string()),
         },
     };
-    let direction = match decision.desired_replicas.cmp(&decision.current_replicas) {
-        std::cmp::Ordering::Greater if decision.rescale => "up",
-        std::cmp::Ordering::Less if decision.rescale => "down",
-        _ => "none",
-    };
-    let reason = decision
-        .record
-        .limits
-        .last()
-        .map(|l| l.reason.clone())
-        .or_else(|| {
-            conditions::get(decision.conditions(), SCALING_ACTIVE)
-                .filter(|c| c.status == ConditionStatus::False)
-                .map(|c| c.reason.clone())
-        })
-        .unwrap_or_else(|| "Recommendation".to_owned());
+    let direction = decision.direction();
+    let reason = decision.shaped_by().to_owned();
     let reconciled = decision.finish(&autoscaler, outcome);
 
     let mut new_status = reconciled.status;
@@ -535,25 +518,9 @@ async fn report_invalid_spec(
 ) -> Result<(), StatusError> {
     let calls = ctx.telemetry.calls();
     let prior = obj.status.clone().unwrap_or_default();
-    let mut new_status = EffectiveHorizontalPodAutoscalerStatus {
-        observed_generation: obj.metadata.generation,
-        ..prior.clone()
-    };
-    for type_ in [SCALING_ACTIVE, READY] {
-        conditions::set(
-            &mut new_status.conditions,
-            type_,
-            ConditionStatus::False,
-            "InvalidSpec",
-            message,
-            now,
-        );
-    }
-    let events = [Event {
-        type_: EventType::Warning,
-        reason: "InvalidSpec".to_owned(),
-        message: message.to_owned(),
-    }];
+    let (mut new_status, event) = invalid_spec(&prior, message, now);
+    new_status.observed_generation = obj.metadata.generation;
+    let events = [event];
     ctx.events
         .publish(
             &obj.object_ref(&()),
