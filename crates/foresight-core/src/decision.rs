@@ -1136,7 +1136,11 @@ mod tests {
             ..Default::default()
         };
         let (status, event) = invalid_spec(&prior, "spec.crons[0].start: Invalid value", now);
-        assert_eq!(status.desired_replicas, Some(7), "the last decision is kept");
+        assert_eq!(
+            status.desired_replicas,
+            Some(7),
+            "the last decision is kept"
+        );
         for type_ in [conditions::SCALING_ACTIVE, conditions::READY] {
             let c = conditions::get(&status.conditions, type_).expect(type_);
             assert_eq!(

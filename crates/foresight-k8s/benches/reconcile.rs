@@ -108,6 +108,13 @@ impl FakeApi {
                     .map(|b| b.to_bytes())
                     .unwrap_or_default();
                 let patch: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                // The API server answers with the object it stored.
+                let answer = json!({
+                    "apiVersion": "autoscaling.foresight.dev/v1alpha1",
+                    "kind": "EffectiveHorizontalPodAutoscaler",
+                    "metadata": {"name": name, "namespace": ns},
+                    "spec": {},
+                });
                 if let Value::Object(fields) = &patch["status"] {
                     // Merge-patch semantics at the top level: null removes.
                     let stored: serde_json::Map<String, Value> = fields
@@ -119,7 +126,7 @@ impl FakeApi {
                         m.insert((ns, name), Value::Object(stored));
                     }
                 }
-                (StatusCode::OK, json!({}))
+                (StatusCode::OK, answer)
             }
             (&Method::PATCH, [.., "scale"]) => {
                 self.count("patch_scale");
@@ -261,7 +268,10 @@ impl Bench {
             .for_each_concurrent(CONCURRENCY, |obj| {
                 let ctx = ctx.clone();
                 async move {
-                    let _ = reconcile::reconcile(Arc::new(obj), ctx).await;
+                    // A failed reconcile would time an error path, not a sync.
+                    reconcile::reconcile(Arc::new(obj), ctx)
+                        .await
+                        .expect("a reconcile against the fake API succeeds");
                 }
             })
             .await;

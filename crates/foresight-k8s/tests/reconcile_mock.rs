@@ -77,10 +77,23 @@ impl Step {
     }
 
     fn merge_patch(uri: impl Into<String>, check: impl Fn(&Value) + Send + 'static) -> Step {
+        let uri = uri.into();
+        // The API server answers a patch with the object it stored; a status patch returns
+        // the whole autoscaler, which the client reads back (it must have metadata and spec).
+        let response = if uri.starts_with(OBJECT) {
+            json!({
+                "apiVersion": "autoscaling.foresight.dev/v1alpha1",
+                "kind": "EffectiveHorizontalPodAutoscaler",
+                "metadata": {"name": "web", "namespace": NS},
+                "spec": {},
+            })
+        } else {
+            json!({})
+        };
         Step {
             content_type: Some("application/merge-patch+json"),
             body: Box::new(check),
-            ..Step::new(Method::PATCH, uri, StatusCode::OK, json!({}))
+            ..Step::new(Method::PATCH, uri, StatusCode::OK, response)
         }
     }
 
