@@ -1,5 +1,9 @@
 //! Foresight's API: the EffectiveHorizontalPodAutoscaler spec and status, the autoscaling/v2
 //! shapes they reuse, defaulting, and validation with field paths.
+//!
+//! With the `kube` feature, the resource itself, `EffectiveHorizontalPodAutoscaler`, is
+//! derived from the spec (`#[derive(kube::CustomResource)]`), with its CRD; without it this
+//! crate depends on no Kubernetes crate, which keeps the decision core free of them.
 
 pub mod cron;
 pub mod defaults;
