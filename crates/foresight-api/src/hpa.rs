@@ -11,9 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::quantity::Quantity;
-use crate::schema::{
-    NON_NEGATIVE_QUANTITY, PATH_SEGMENT_MESSAGE, PATH_SEGMENT_RULE, POSITIVE_QUANTITY,
-};
+use crate::schema::{non_negative_quantity, path_segment, positive_quantity};
 
 // The values of the string enums, in the order Kubernetes lists them in its messages
 // (sorted). One list each: the CRD's `enum`s, validation and the compiler read them here.
@@ -49,11 +47,11 @@ pub const POLICY_TYPES: [&str; 2] = ["Percent", "Pods"];
 pub struct CrossVersionObjectReference {
     /// Kind of the referent, e.g. `Deployment`.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 253), extend("x-kubernetes-validations" = [{"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE}]))]
+    #[schemars(length(min = 1), transform = path_segment)]
     pub kind: String,
     /// Name of the referent.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 253), extend("x-kubernetes-validations" = [{"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE}]))]
+    #[schemars(length(min = 1), transform = path_segment)]
     pub name: String,
     /// API version of the referent, e.g. `apps/v1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,7 +177,7 @@ impl LabelSelector {
 pub struct MetricIdentifier {
     /// The metric's name.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 253), extend("x-kubernetes-validations" = [{"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE}]))]
+    #[schemars(length(min = 1), transform = path_segment)]
     pub name: String,
     /// Narrows the metric to the series with these labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,11 +195,11 @@ pub struct MetricTarget {
     pub type_: String,
     /// Target total value (Object, External, Prometheus).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("pattern" = POSITIVE_QUANTITY, "minimum" = 0, "exclusiveMinimum" = true))]
+    #[schemars(transform = positive_quantity)]
     pub value: Option<Quantity>,
     /// Target value per pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("pattern" = POSITIVE_QUANTITY, "minimum" = 0, "exclusiveMinimum" = true))]
+    #[schemars(transform = positive_quantity)]
     pub average_value: Option<Quantity>,
     /// Target average utilization, in percent of the pods' requests (Resource metrics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -306,7 +304,7 @@ pub struct ExternalMetricSource {
 pub struct PrometheusMetricSource {
     /// A name for the metric, used in status, events and the explanation.
     #[serde(default)]
-    #[schemars(length(max = 253), extend("x-kubernetes-validations" = [{"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE}]))]
+    #[schemars(transform = path_segment)]
     pub name: String,
     /// An instant PromQL query returning one series (or a scalar); the value is its sample.
     #[serde(default)]
@@ -383,7 +381,7 @@ pub struct HpaScalingRules {
     /// The usage-ratio dead band for this direction (e.g. `0.05`); the controller's
     /// tolerance (0.1 by default) applies when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("pattern" = NON_NEGATIVE_QUANTITY, "minimum" = 0, "exclusiveMinimum" = false))]
+    #[schemars(transform = non_negative_quantity)]
     pub tolerance: Option<Quantity>,
 }
 

@@ -15,17 +15,47 @@ macro_rules! quantity_pattern {
 }
 
 /// A quantity of zero or more.
-pub const NON_NEGATIVE_QUANTITY: &str =
-    quantity_pattern!(r"^[+]?(([0-9]+([.][0-9]*)?)|([.][0-9]+))");
+const NON_NEGATIVE_QUANTITY: &str = quantity_pattern!(r"^[+]?(([0-9]+([.][0-9]*)?)|([.][0-9]+))");
 /// A positive quantity: some digit of the mantissa is not 0.
-pub const POSITIVE_QUANTITY: &str =
+const POSITIVE_QUANTITY: &str =
     quantity_pattern!(r"^[+]?(([0-9]*[1-9][0-9]*([.][0-9]*)?)|([0-9]*[.][0-9]*[1-9][0-9]*))");
 
 /// `IsValidPathSegmentName` as CEL: names that end up in an API path.
-pub const PATH_SEGMENT_RULE: &str =
+const PATH_SEGMENT_RULE: &str =
     "self != '.' && self != '..' && !self.contains('/') && !self.contains('%')";
 /// What [`PATH_SEGMENT_RULE`] says when it fails.
-pub const PATH_SEGMENT_MESSAGE: &str = "may not be '.' or '..' and may not contain '/' or '%'";
+const PATH_SEGMENT_MESSAGE: &str = "may not be '.' or '..' and may not contain '/' or '%'";
+
+/// A name that ends up in an API path (`#[schemars(transform = path_segment)]`): at most 253
+/// characters, which also keeps the rule's CEL cost within the API server's budget, and a
+/// valid path segment.
+pub fn path_segment(schema: &mut Schema) {
+    schema.insert("maxLength".to_owned(), 253.into());
+    let rule = serde_json::json!({"rule": PATH_SEGMENT_RULE, "message": PATH_SEGMENT_MESSAGE});
+    match schema.get_mut("x-kubernetes-validations") {
+        Some(serde_json::Value::Array(rules)) => rules.push(rule),
+        _ => {
+            schema.insert("x-kubernetes-validations".to_owned(), vec![rule].into());
+        }
+    }
+}
+
+/// A quantity greater than zero (`#[schemars(transform = positive_quantity)]`): its grammar
+/// and sign as a pattern for the string form, and a minimum for the integer form.
+pub fn positive_quantity(schema: &mut Schema) {
+    quantity(schema, POSITIVE_QUANTITY, true);
+}
+
+/// A quantity of zero or more (`#[schemars(transform = non_negative_quantity)]`).
+pub fn non_negative_quantity(schema: &mut Schema) {
+    quantity(schema, NON_NEGATIVE_QUANTITY, false);
+}
+
+fn quantity(schema: &mut Schema, pattern: &str, exclusive_minimum: bool) {
+    schema.insert("pattern".to_owned(), pattern.into());
+    schema.insert("minimum".to_owned(), 0.into());
+    schema.insert("exclusiveMinimum".to_owned(), exclusive_minimum.into());
+}
 
 /// Removes every `default` from a schema. The types' serde defaults (an empty name, zero
 /// replicas) let validation report all missing fields with their paths at once; they are not

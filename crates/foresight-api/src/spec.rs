@@ -8,7 +8,7 @@ use crate::cron::CronSpec;
 use crate::hpa::{CrossVersionObjectReference, HorizontalPodAutoscalerBehavior, MetricSpec};
 use crate::prediction::PredictionSpec;
 use crate::quantity::Quantity;
-use crate::schema::NON_NEGATIVE_QUANTITY;
+use crate::schema::non_negative_quantity;
 #[cfg(feature = "kube")]
 use crate::status::EffectiveHorizontalPodAutoscalerStatus;
 
@@ -140,7 +140,7 @@ pub struct EffectiveHorizontalPodAutoscalerSpec {
     pub sync_period_seconds: Option<i32>,
     /// Usage-ratio dead band for both directions unless `behavior` sets one (default 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("pattern" = NON_NEGATIVE_QUANTITY, "minimum" = 0, "exclusiveMinimum" = false))]
+    #[schemars(transform = non_negative_quantity)]
     pub tolerance: Option<Quantity>,
     /// CPU only: how long after a pod starts its samples may be discarded (default 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
