@@ -250,7 +250,7 @@ const CASES: &[Case] = &[
     // 2. One duration syntax.
     Case {
         name: "simulate --startup-delay takes bare seconds",
-        args: &["simulate", "--trace", "short.csv", "--startup-delay", "90", "--no-equal-risk", "--quiet", "--out", "r"],
+        args: &["simulate", "--trace", "short.csv", "--startup-delay", "90", "--no-frontier", "--quiet", "--out", "r"],
         stdin: None,
         exit: 0,
         says: &["report: r/report.html"],
@@ -277,15 +277,16 @@ const CASES: &[Case] = &[
     },
     // 3. simulate that answers the question, with limits.
     Case {
-        name: "the bundled comparison states a verdict and the equal-risk line",
+        name: "the bundled comparison states a verdict and each policy at equal shortfall",
         args: &["simulate", "--quiet", "--out", "r"],
         stdin: None,
         exit: 0,
         says: &[
             "against reactive (the first policy):",
             "predictive             under-provisioned 0.8 → 0.0 min (-0.8, -100.0%); replica-hours 1644.1 → 1702.9 (+58.8, +3.6%)",
-            "equal risk: reactive at averageUtilization: 54 (90% of the target)",
-            "predictive is 5.5% cheaper at equal safety",
+            "at equal shortfall (web without prediction replayed at 19 targets, averageUtilization: 10 to averageUtilization: 95):",
+            "predictive             0.0 min for 1702.9 replica-h; reactive as safe (averageUtilization: 54) 1801.7 replica-h: predictive is 5.5% cheaper at equal shortfall",
+            "clairvoyant bound",
             "predictive             ready after 2.0 days (daily period)",
         ],
         never: &[],
@@ -293,7 +294,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "on a non-periodic trace it says why prediction (almost) never proposed",
-        args: &["simulate", "--trace", concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/traces/crane-dsp/input4.csv"), "--quiet", "--no-equal-risk", "--out", "r"],
+        args: &["simulate", "--trace", concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/traces/crane-dsp/input4.csv"), "--quiet", "--no-frontier", "--out", "r"],
         stdin: None,
         exit: 0,
         says: &["predictive             ready in only 4 of 360 refits (1%)", "otherwise: no daily or weekly period found in 3d of history"],
@@ -311,7 +312,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "--allow-gaps closes a gap up and says so",
-        args: &["simulate", "--trace", "gapped.csv", "--allow-gaps", "--no-equal-risk", "--quiet", "--out", "r"],
+        args: &["simulate", "--trace", "gapped.csv", "--allow-gaps", "--no-frontier", "--quiet", "--out", "r"],
         stdin: None,
         exit: 0,
         says: &["closed up: no samples for 3h 1m between line 121 and line 122"],

@@ -315,11 +315,23 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
     every_line_shows(&report, &dom, "chart-close-up", "capacity", 3);
     every_line_shows(&report, &dom, "chart-replicas", "replicas", 3);
 
-    // The verdict: each policy against the first, prediction at equal risk, its status.
+    // The verdict: each policy against the first, every policy against the reactive
+    // frontier at equal shortfall (and drawn with the clairvoyant bound), prediction's status.
     let verdict = element(&dom, "ul", "verdict");
     assert!(verdict.contains("against reactive"), "{verdict}");
-    assert!(dom.contains("cheaper at equal safety") || dom.contains("more at equal safety"));
-    assert!(element(&dom, "div", "equal-risk-0").contains("replica-h"));
+    let judged = element(&dom, "ul", "equal-shortfall");
+    assert!(
+        judged.contains("cheaper at equal shortfall") || judged.contains("more at equal shortfall"),
+        "{judged}"
+    );
+    let chart = element(&dom, "svg", "chart-frontier");
+    assert!(chart.contains("clairvoyant bound"), "the bound is drawn");
+    for i in 0..3 {
+        assert!(
+            chart.contains(&format!("frontier-policy-{i}")),
+            "policy {i} is drawn"
+        );
+    }
     assert!(element(&dom, "li", "prediction-status-1").contains("ready after"));
 
     // Each policy's charts: its capacity, its replicas with one hover mark per rescale.

@@ -43,7 +43,7 @@ fn on_a_terminal(args: &str, until_progress: bool) -> String {
 
 #[test]
 fn a_year_long_run_shows_progress_on_a_terminal() {
-    let shown = on_a_terminal("--synthetic --days 366 --no-equal-risk", true);
+    let shown = on_a_terminal("--synthetic --days 366 --no-frontier", true);
     assert!(
         shown.contains("simulating") && shown.contains("% ("),
         "no progress bar on the terminal: {shown:?}"
@@ -52,7 +52,7 @@ fn a_year_long_run_shows_progress_on_a_terminal() {
 
 #[test]
 fn quiet_runs_and_pipes_show_none() {
-    let quiet = on_a_terminal("--synthetic --days 10 --no-equal-risk --quiet", false);
+    let quiet = on_a_terminal("--synthetic --days 10 --no-frontier --quiet", false);
     assert!(
         quiet.contains("report:"),
         "the run did not finish: {quiet:?}"
@@ -71,7 +71,7 @@ fn quiet_runs_and_pipes_show_none() {
             "--synthetic",
             "--days",
             "10",
-            "--no-equal-risk",
+            "--no-frontier",
         ])
         .arg("--out")
         .arg(dir.path())

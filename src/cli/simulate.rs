@@ -12,14 +12,14 @@ use anyhow::Context;
 use foresight_core::autoscaler::MetricSource;
 use foresight_core::resources::ResourceName;
 use foresight_core::trace::Gap;
-use foresight_sim::forecaster::predictor_config;
+use foresight_sim::frontier::{frontier, most_runs, Comparison, Reach};
 use foresight_sim::load::{LoadPoint, LoadTrace};
 use foresight_sim::policy::{policies_from_manifest, Policy};
 use foresight_sim::report::{render, ReportContext};
 use foresight_sim::score::Scores;
 use foresight_sim::simulation::{compile_policies, scaled_load, total_decisions, CompiledPolicy};
 use foresight_sim::synthetic::{generate, SyntheticConfig};
-use foresight_sim::verdict::{change_text, deltas, equal_risk, most_runs, EqualRisk};
+use foresight_sim::verdict::{change_text, deltas};
 use foresight_sim::{simulate, summary, LoadScale, ModelConfig, Recording, Simulation};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -103,9 +103,18 @@ pub struct SimulateArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Skip the equal-risk comparison (it replays the baseline at up to nine targets).
-    #[arg(long)]
-    pub no_equal_risk: bool,
+    /// Skip the cost-against-risk frontier (it replays the first policy without prediction
+    /// or crons at about twenty targets).
+    #[arg(long, alias = "no-equal-risk")]
+    pub no_frontier: bool,
+    /// Points of averageUtilization between two targets of the frontier's sweep (1 to 20;
+    /// other targets step twice as many percent of their value).
+    #[arg(long, default_value = "5", value_name = "N", value_parser = whole::<1, 20>)]
+    pub frontier_step: i64,
+    /// Leave the first part of the run out of every score (e.g. 2d: the days before any
+    /// predictor can be ready); the report and the scores say so.
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    pub warm_up: i64,
 }
 
 /// `--pod-capacity`: the load one pod serves, more than nothing and at most a million units.
@@ -135,6 +144,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             .pod_capacity
             .unwrap_or(args.pod_cpu_request as f64 / 1000.0),
         refit_interval_seconds: args.refit_interval,
+        warm_up_seconds: args.warm_up,
         recording: Recording::Full,
     };
     model.validate()?;
@@ -156,35 +166,43 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         LoadScale::PeakReplicas(u32::try_from(args.peak_replicas)?)
     };
     let load = scaled_load(&trace, scale, &policies, &model);
+    if args.warm_up > 0 && trace.start().saturating_add(args.warm_up) >= trace.end() {
+        anyhow::bail!(
+            "--warm-up {} leaves nothing to score: the trace spans {}",
+            describe(args.warm_up),
+            describe(trace.end() - trace.start())
+        );
+    }
 
     let simulation_decisions = total_decisions(&load, &policies);
-    let predictive = policies
-        .iter()
-        .filter(|p| predictor_config(&p.autoscaler).is_some())
-        .count();
-    let equal_risk_decisions = if args.no_equal_risk {
+    let frontier_decisions = if args.no_frontier {
         0
     } else {
         let baseline = policies
             .first()
             .map_or(0, |p| total_decisions(&load, std::slice::from_ref(p)));
-        baseline * most_runs(predictive)
+        baseline * most_runs(policies.len(), args.frontier_step as u32)
     };
-    let progress = Progress::new(simulation_decisions + equal_risk_decisions, !args.quiet);
+    let progress = Progress::new(simulation_decisions + frontier_decisions, !args.quiet);
     let simulation = simulate(&load, &policies, &model, &|n| progress.advance(n))?;
-    let equal_risk = if args.no_equal_risk {
-        Vec::new()
+    let comparison = if args.no_frontier {
+        None
     } else {
-        let predictive_scores: Vec<&Scores> = simulation
-            .policies
-            .iter()
-            .filter(|p| p.prediction.is_some())
-            .map(|p| &p.scores)
-            .collect();
-        let reactive = sources[0].reactive(&sources[0].name);
-        equal_risk(&reactive, &predictive_scores, &load, &model, &|n| {
-            progress.advance(n)
-        })?
+        let scores: Vec<&Scores> = simulation.policies.iter().map(|p| &p.scores).collect();
+        let first = &sources[0];
+        let reactive = if first.spec.prediction.is_none() && first.spec.crons.is_empty() {
+            first.clone()
+        } else {
+            first.reactive(&format!("{} without prediction", first.name))
+        };
+        Some(frontier(
+            &reactive,
+            &scores,
+            &load,
+            &model,
+            u32::try_from(args.frontier_step)?,
+            &|n| progress.advance(n),
+        )?)
     };
     progress.finish();
 
@@ -196,7 +214,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             model: &model,
             unit,
             time_zone: report_time_zone(&policies),
-            equal_risk: &equal_risk,
+            frontier: comparison.as_ref(),
             closed_gaps: &closed_gaps,
         },
     );
@@ -205,12 +223,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         print!(
             "{}",
-            summary::to_json(&simulation, &source, &model, &equal_risk)
+            summary::to_json(&simulation, &source, &model, comparison.as_ref())
         );
         eprintln!("report: {}", report_path.display());
     } else {
-        print_table(&simulation, &source, unit);
-        print_verdict(&simulation, &equal_risk);
+        print_table(&simulation, &source, unit, args.warm_up);
+        print_verdict(&simulation, comparison.as_ref());
         for gap in &closed_gaps {
             println!(
                 "closed up: no samples for {} between {gap_unit} {} and {gap_unit} {} (--allow-gaps)",
@@ -224,8 +242,8 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Each policy against the first, the equal-risk comparison, and how prediction fared.
-fn print_verdict(simulation: &Simulation, equal_risk: &[EqualRisk]) {
+/// Each policy against the first, each against the frontier, and how prediction fared.
+fn print_verdict(simulation: &Simulation, comparison: Option<&Comparison>) {
     let scores: Vec<&Scores> = simulation.policies.iter().map(|p| &p.scores).collect();
     let deltas = deltas(&scores);
     if let Some(first) = deltas.first() {
@@ -240,9 +258,19 @@ fn print_verdict(simulation: &Simulation, equal_risk: &[EqualRisk]) {
             change_text(d.replica_hours, "")
         );
     }
-    for e in equal_risk {
+    if let Some(c) = comparison {
+        let f = &c.frontier;
         println!();
-        println!("{}", equal_risk_sentence(e));
+        println!(
+            "at equal shortfall ({} replayed at {} targets, {} to {}):",
+            f.baseline,
+            f.points.len(),
+            f.points.first().map_or("", |p| p.target.as_str()),
+            f.points.last().map_or("", |p| p.target.as_str()),
+        );
+        for e in &c.policies {
+            println!("  {:<22} {}", e.policy, equal_shortfall_sentence(e));
+        }
     }
     let predicting: Vec<_> = simulation
         .policies
@@ -258,28 +286,22 @@ fn print_verdict(simulation: &Simulation, equal_risk: &[EqualRisk]) {
     }
 }
 
-/// The equal-risk comparison in one sentence.
-fn equal_risk_sentence(e: &EqualRisk) -> String {
-    if !e.reached {
-        return format!(
-            "equal risk: no reactive target reaches {}'s {:.1} under-provisioned minutes (at \
-             {} it is still {:.1} min, {:.1} replica-h against {:.1})",
-            e.policy,
-            e.under_minutes,
-            e.reactive_target,
-            e.reactive_under_minutes,
-            e.reactive_replica_hours,
-            e.replica_hours
-        );
-    }
+/// A policy against the reactive policy as safe as it, in one sentence.
+fn equal_shortfall_sentence(e: &foresight_sim::frontier::EqualShortfall) -> String {
+    let reactive = match e.reach {
+        Reach::SaferThanAll => format!(
+            "{}: {:.1} replica-h at its safest",
+            e.reactive_text(),
+            e.reactive_replica_hours
+        ),
+        Reach::Within => format!(
+            "reactive as safe ({}) {:.1} replica-h",
+            e.reactive_text(),
+            e.reactive_replica_hours
+        ),
+    };
     format!(
-        "equal risk: reactive at {} ({}% of the target) is under-provisioned {:.1} min for \
-         {:.1} replica-h; {} is {:.1} min for {:.1} replica-h: {}",
-        e.reactive_target,
-        e.reactive_target_share,
-        e.reactive_under_minutes,
-        e.reactive_replica_hours,
-        e.policy,
+        "{:.1} min for {:.1} replica-h; {reactive}: {}",
         e.under_minutes,
         e.replica_hours,
         e.verdict()
@@ -430,31 +452,47 @@ fn report_time_zone(policies: &[CompiledPolicy]) -> jiff::tz::TimeZone {
         .unwrap_or(jiff::tz::TimeZone::UTC)
 }
 
-fn print_table(simulation: &Simulation, source: &str, unit: &str) {
+fn print_table(simulation: &Simulation, source: &str, unit: &str, warm_up: i64) {
     println!("load: {source}");
+    if warm_up > 0 {
+        println!(
+            "scored after a warm-up of {} (--warm-up): nothing before it counts",
+            describe(warm_up)
+        );
+    }
     println!(
-        "{:<24} {:>12} {:>14} {:>9} {:>12} {:>8} {:>9}",
+        "{:<24} {:>12} {:>14} {:>9} {:>8} {:>12} {:>8} {:>9}",
         "policy",
         "under (min)",
         format!("overload ({})", short_unit(unit)),
         "replica-h",
+        "x bound",
         "scale events",
         "started",
         "p95 util"
     );
     for p in &simulation.policies {
         let s = &p.scores;
+        let multiple = simulation
+            .bound
+            .multiple(s.replica_hours)
+            .map_or_else(String::new, |m| format!("{m:.2}"));
         println!(
-            "{:<24} {:>12.1} {:>14.2} {:>9.1} {:>12} {:>8} {:>8.1}%",
+            "{:<24} {:>12.1} {:>14.2} {:>9.1} {:>8} {:>12} {:>8} {:>8.1}%",
             s.name,
             s.under_provisioned_minutes,
             s.overload_integral,
             s.replica_hours,
+            multiple,
             s.scale_events,
             s.pods_started,
             s.p95_utilization
         );
     }
+    println!(
+        "{:<24} {:>12} {:>14} {:>9.1} {:>8}",
+        "clairvoyant bound", "-", "-", simulation.bound.replica_hours, "1.00"
+    );
 }
 
 fn short_unit(unit: &str) -> String {

@@ -41,6 +41,9 @@ pub struct ModelConfig {
     pub pod_capacity: f64,
     /// Seconds of simulated time between two refits of the predictor.
     pub refit_interval_seconds: i64,
+    /// Seconds after the first decision before anything is scored (`--warm-up`): the first
+    /// days, when no predictor can be ready yet, compare nothing but the reactive parts.
+    pub warm_up_seconds: i64,
     /// What to keep besides the scores (it changes no score, so the summary leaves it out).
     #[serde(skip)]
     pub recording: Recording,
@@ -59,6 +62,7 @@ impl Default for ModelConfig {
             pod_cpu_request_millicores: 1000,
             pod_capacity: 1.0,
             refit_interval_seconds: 3600,
+            warm_up_seconds: 0,
             recording: Recording::Full,
         }
     }
@@ -122,6 +126,7 @@ impl ModelConfig {
             1_000_000_000,
         )?;
         at_least("refit interval (seconds)", self.refit_interval_seconds, 1)?;
+        at_least("warm-up (seconds)", self.warm_up_seconds, 0)?;
         if !(self.pod_capacity.is_finite() && self.pod_capacity > 0.0) {
             return Err(SimError::Model(format!(
                 "pod capacity is {}; it must be a positive number",

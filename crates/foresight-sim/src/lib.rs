@@ -9,15 +9,18 @@
 //! - [`forecaster`]: the predictor's history and periodic refits;
 //! - [`runner`]: one policy's decide–act–advance loop; [`simulation`]: several side by side;
 //! - [`score`], [`timeline`], [`windows`]: what is measured and kept;
-//! - [`verdict`]: each policy against the baseline, and prediction against a reactive policy
-//!   made as safe by a lower target;
+//! - [`verdict`]: each policy against the baseline; [`frontier`]: the reactive policy at a
+//!   sweep of targets, and every policy against it at equal shortfall; [`bound`]: the
+//!   clairvoyant bound every cost is measured against;
 //! - [`summary`] (JSON) and [`report`] (HTML with SVG charts).
 
+pub mod bound;
 pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod fleet;
 pub mod forecaster;
+pub mod frontier;
 pub mod load;
 pub mod meter;
 pub mod parallel;

@@ -157,8 +157,15 @@ pub fn run_policy(
     };
     let mut history = ScalingHistory::default();
     let mut unreported = 0u64;
+    // Nothing before `score_from` is scored (the warm-up); pods started before it are not
+    // counted either.
+    let score_from = span.start.saturating_add(model.warm_up_seconds.max(0));
+    let mut started_before_scoring = None;
     let mut t = span.start;
     while t < span.end {
+        if t >= score_from && started_before_scoring.is_none() {
+            started_before_scoring = Some(cluster.pods_started);
+        }
         if let Some(f) = forecaster.as_mut() {
             if let Some(peak) = f.refit_if_due(t, cluster.observation_mut()) {
                 if let Some(r) = recorder.as_mut() {
@@ -184,7 +191,9 @@ pub fn run_policy(
             }
             None => ScaleOutcome::NotAttempted,
         };
-        keeper.decision(from, scale_to);
+        if t >= score_from {
+            keeper.decision(from, scale_to);
+        }
         let mut reconciled = decision.finish(autoscaler, outcome);
         let record = reconciled.status.last_decision.take();
         if let (Some(r), Some(record)) = (recorder.as_mut(), record) {
@@ -211,14 +220,18 @@ pub fn run_policy(
         while a < next {
             let (load, load_changes) = cursor.at(a);
             let on_grid = (a.div_euclid(grid) + 1) * grid;
+            let scoring_starts = if a < score_from { score_from } else { i64::MAX };
             let b = next
                 .min(load_changes)
                 .min(on_grid)
+                .min(scoring_starts)
                 .min(cluster.next_ready().max(a + 1));
             let capacity = cluster.ready_capacity();
             let replicas = cluster.replicas();
             meter.add(b - a, cluster.ready_count(), load.min(capacity));
-            keeper.segment(b - a, load, capacity, replicas);
+            if a >= score_from {
+                keeper.segment(b - a, load, capacity, replicas);
+            }
             if let Some(r) = recorder.as_mut() {
                 r.segment(
                     a,
@@ -253,7 +266,10 @@ pub fn run_policy(
         progress(unreported);
     }
     PolicyOutcome {
-        scores: keeper.finish(name, cluster.pods_started),
+        scores: keeper.finish(
+            name,
+            cluster.pods_started - started_before_scoring.unwrap_or(cluster.pods_started),
+        ),
         timeline: recorder.map(Recorder::finish),
         prediction: forecaster.map(|f| f.summary().clone()),
     }

@@ -45,6 +45,7 @@ pub struct ScoreKeeper {
     capacity: f64,
     interval_load: f64,
     interval_capacity: f64,
+    interval_seconds: i64,
     interval_utilization: Vec<f32>,
     scale_events: u64,
     scale_ups: u64,
@@ -64,10 +65,15 @@ impl ScoreKeeper {
         self.pod_seconds += f64::from(replicas) * dtf;
         self.interval_load += load * dtf;
         self.interval_capacity += capacity * dtf;
+        self.interval_seconds += dt;
     }
 
-    /// Closes a decision interval (its utilization enters the percentile).
+    /// Closes a decision interval (its utilization enters the percentile); an interval
+    /// without scored time (inside the warm-up) enters nothing.
     pub fn close_interval(&mut self) {
+        if self.interval_seconds == 0 {
+            return;
+        }
         let u = if self.interval_capacity > 0.0 {
             self.interval_load / self.interval_capacity * 100.0
         } else if self.interval_load > 0.0 {
@@ -81,6 +87,7 @@ impl ScoreKeeper {
         self.capacity += self.interval_capacity;
         self.interval_load = 0.0;
         self.interval_capacity = 0.0;
+        self.interval_seconds = 0;
     }
 
     /// Counts a decision and, when it changed the count, a scale event.
@@ -98,9 +105,7 @@ impl ScoreKeeper {
 
     /// The scores.
     pub fn finish(mut self, name: &str, pods_started: u64) -> Scores {
-        if self.interval_load > 0.0 || self.interval_capacity > 0.0 {
-            self.close_interval();
-        }
+        self.close_interval();
         let p95 = percentile(&mut self.interval_utilization, 0.95);
         let mean = if self.capacity > 0.0 {
             self.load / self.capacity * 100.0

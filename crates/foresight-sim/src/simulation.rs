@@ -2,6 +2,7 @@
 
 use foresight_core::autoscaler::Autoscaler;
 
+use crate::bound::{clairvoyant_bound, ClairvoyantBound};
 use crate::config::ModelConfig;
 use crate::error::SimError;
 use crate::load::LoadTrace;
@@ -62,6 +63,8 @@ pub struct Simulation {
     pub policies: Vec<PolicyOutcome>,
     /// Each policy's cron windows inside the span, in the order given.
     pub cron_windows: Vec<Vec<CronWindow>>,
+    /// The least any autoscaler could spend on this load without under-provisioning.
+    pub bound: ClairvoyantBound,
 }
 
 /// The chart bucket for a span: whole minutes, about [`CHART_BUCKETS`] across.
@@ -121,6 +124,17 @@ pub fn simulate(
         .iter()
         .map(|p| cron_windows(&p.autoscaler, span))
         .collect();
+    let bounds = policies.first().map_or((0, i32::MAX), |p| {
+        (p.autoscaler.min_replicas, p.autoscaler.max_replicas)
+    });
+    let bound = clairvoyant_bound(
+        load,
+        span,
+        span.start.saturating_add(model.warm_up_seconds),
+        model.pod_capacity,
+        bounds,
+        model.startup_delay_seconds,
+    );
     Ok(Simulation {
         span,
         bucket_seconds: bucket,
@@ -131,6 +145,7 @@ pub fn simulate(
         }),
         policies: outcomes,
         cron_windows,
+        bound,
     })
 }
 

@@ -3,11 +3,13 @@
 
 use serde::Serialize;
 
+use crate::bound::ClairvoyantBound;
 use crate::config::ModelConfig;
 use crate::forecaster::PredictionSummary;
+use crate::frontier::Comparison;
 use crate::score::Scores;
 use crate::simulation::Simulation;
-use crate::verdict::{deltas, Delta, EqualRisk};
+use crate::verdict::{deltas, Delta};
 
 /// What the load was.
 #[derive(Clone, Debug, Serialize)]
@@ -36,15 +38,28 @@ pub struct PolicyPrediction<'a> {
     pub text: String,
 }
 
+/// A policy's scores and its cost against the clairvoyant bound.
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicyScores<'a> {
+    /// The scores.
+    #[serde(flatten)]
+    pub scores: &'a Scores,
+    /// Replica-hours as a multiple of the clairvoyant bound's.
+    pub cost_vs_bound: Option<f64>,
+}
+
 /// The whole summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary<'a> {
     /// One entry per policy, in the order given.
-    pub policies: Vec<&'a Scores>,
+    pub policies: Vec<PolicyScores<'a>>,
+    /// The least any autoscaler could spend without under-provisioning.
+    pub clairvoyant_bound: &'a ClairvoyantBound,
     /// Every policy after the first against the first.
     pub against_first: Vec<Delta>,
-    /// Each predictive policy against a reactive policy as safe as it.
-    pub equal_risk: &'a [EqualRisk],
+    /// The first policy's reactive variant at a sweep of targets, and every policy against it
+    /// at equal shortfall (absent with `--no-frontier`).
+    pub frontier: Option<&'a Comparison>,
     /// Each predictive policy's prediction: ready from when, the period, or why not.
     pub prediction: Vec<PolicyPrediction<'a>>,
     /// The load.
@@ -58,14 +73,24 @@ pub fn summary<'a>(
     simulation: &'a Simulation,
     source: &'a str,
     model: &'a ModelConfig,
-    equal_risk: &'a [EqualRisk],
+    frontier: Option<&'a Comparison>,
 ) -> Summary<'a> {
     let time = |secs: i64| crate::cluster::timestamp(secs).to_string();
-    let policies: Vec<&Scores> = simulation.policies.iter().map(|p| &p.scores).collect();
+    let scores: Vec<&Scores> = simulation.policies.iter().map(|p| &p.scores).collect();
     Summary {
-        against_first: deltas(&policies),
-        policies,
-        equal_risk,
+        against_first: deltas(&scores),
+        policies: scores
+            .iter()
+            .map(|s| PolicyScores {
+                scores: s,
+                cost_vs_bound: simulation
+                    .bound
+                    .multiple(s.replica_hours)
+                    .map(|m| (m * 1000.0).round() / 1000.0),
+            })
+            .collect(),
+        clairvoyant_bound: &simulation.bound,
+        frontier,
         prediction: simulation
             .policies
             .iter()
@@ -94,9 +119,9 @@ pub fn to_json(
     simulation: &Simulation,
     source: &str,
     model: &ModelConfig,
-    equal_risk: &[EqualRisk],
+    frontier: Option<&Comparison>,
 ) -> String {
-    let mut text = serde_json::to_string_pretty(&summary(simulation, source, model, equal_risk))
+    let mut text = serde_json::to_string_pretty(&summary(simulation, source, model, frontier))
         .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
     text.push('\n');
     text

@@ -282,7 +282,7 @@ fn the_report_escapes_names_and_explains_every_rescale() {
             model: &model,
             unit: "cores",
             time_zone: jiff::tz::TimeZone::UTC,
-            equal_risk: &[],
+            frontier: None,
             closed_gaps: &[],
         },
     );

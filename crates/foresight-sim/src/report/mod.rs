@@ -2,6 +2,7 @@
 //! the score table, charts of load, capacity and replicas per policy, under-provisioned
 //! periods, cron windows, forecast peaks, and the explanation of every rescale.
 
+mod frontier;
 mod svg;
 mod time_axis;
 
@@ -12,9 +13,10 @@ use jiff::tz::TimeZone;
 
 use crate::cluster::timestamp;
 use crate::config::ModelConfig;
+use crate::frontier::Comparison;
 use crate::runner::PolicyOutcome;
 use crate::simulation::Simulation;
-use crate::verdict::{change_text, deltas, EqualRisk};
+use crate::verdict::{change_text, deltas};
 use crate::windows::CronWindow;
 use foresight_core::trace::Gap;
 use svg::{escape, Chart};
@@ -32,8 +34,8 @@ const WIDTH: f64 = 1180.0;
 
 /// What the report shows besides the simulation.
 pub struct ReportContext<'a> {
-    /// Each predictive policy against a reactive policy as safe as it.
-    pub equal_risk: &'a [EqualRisk],
+    /// The reactive frontier and every policy against it (absent with `--no-frontier`).
+    pub frontier: Option<&'a Comparison>,
     /// Gaps in the trace that were closed up (`--allow-gaps`).
     pub closed_gaps: &'a [Gap],
     /// Where the load came from.
@@ -225,8 +227,8 @@ fn verdict_section(html: &mut String, simulation: &Simulation, ctx: &ReportConte
         );
     }
     html.push_str("</ul>");
-    for (n, e) in ctx.equal_risk.iter().enumerate() {
-        equal_risk_bars(html, n, e);
+    if let Some(comparison) = ctx.frontier {
+        frontier_section(html, simulation, comparison);
     }
     let predicting: Vec<_> = simulation
         .policies
@@ -248,42 +250,43 @@ fn verdict_section(html: &mut String, simulation: &Simulation, ctx: &ReportConte
     }
 }
 
-/// A predictive policy's cost beside the cost of the reactive policy that is as safe.
-fn equal_risk_bars(html: &mut String, n: usize, e: &EqualRisk) {
-    let most = e
-        .replica_hours
-        .max(e.reactive_replica_hours)
-        .max(f64::MIN_POSITIVE);
-    let verdict = e.verdict();
+/// Every policy against the reactive policy exactly as safe, and the chart of cost against
+/// shortfall with the frontier and the clairvoyant bound.
+fn frontier_section(html: &mut String, simulation: &Simulation, comparison: &Comparison) {
+    let f = &comparison.frontier;
+    let (first, last) = (
+        f.points.first().map_or("", |p| p.target.as_str()),
+        f.points.last().map_or("", |p| p.target.as_str()),
+    );
     let _ = write!(
         html,
-        "<h3>Equal risk: {}</h3><p class=\"note\">A reactive policy buys safety with a lower \
-         target. At <code>{}</code> ({}% of the target) it is under-provisioned {:.1} min; {} \
-         is under-provisioned {:.1} min. <b>{}</b>.</p><div class=\"bars\" id=\"equal-risk-{n}\">",
-        escape(&e.policy),
-        escape(&e.reactive_target),
-        e.reactive_target_share,
-        e.reactive_under_minutes,
-        escape(&e.policy),
-        e.under_minutes,
-        escape(&verdict),
+        "<h3>Cost against risk</h3><p class=\"note\">A reactive policy buys safety with a lower \
+         target. <b>{}</b> was replayed at {} targets from <code>{}</code> to <code>{}</code> \
+         (grey: the cheapest for each shortfall); each policy is compared with it at equal \
+         under-provisioned minutes. The dashed line is the clairvoyant bound: pods exactly \
+         when the load needs them, started a start-up time early, {:.1} replica-h.</p>\
+         <ul class=\"verdict\" id=\"equal-shortfall\">",
+        escape(&f.baseline),
+        f.points.len(),
+        escape(first),
+        escape(last),
+        simulation.bound.replica_hours,
     );
-    for (label, hours) in [
-        (
-            format!("reactive at {}", e.reactive_target),
-            e.reactive_replica_hours,
-        ),
-        (e.policy.clone(), e.replica_hours),
-    ] {
+    for e in &comparison.policies {
         let _ = write!(
             html,
-            "<div class=\"bar\"><span class=\"label\">{}</span><span class=\"fill\" \
-             style=\"width:{:.1}%\"></span><span class=\"value\">{hours:.1} replica-h</span></div>",
-            escape(&label),
-            hours / most * 70.0
+            "<li><b>{}</b>: {:.1} min for {:.1} replica-h; reactive as safe ({}): {:.1} \
+             replica-h. <b>{}</b>.</li>",
+            escape(&e.policy),
+            e.under_minutes,
+            e.replica_hours,
+            escape(&e.reactive_text()),
+            e.reactive_replica_hours,
+            escape(&e.verdict()),
         );
     }
-    html.push_str("</div>");
+    html.push_str("</ul>");
+    html.push_str(&frontier::frontier_chart(simulation, comparison));
 }
 
 fn score_table(html: &mut String, simulation: &Simulation, unit: &str) {
@@ -305,7 +308,9 @@ fn score_table(html: &mut String, simulation: &Simulation, unit: &str) {
          <th title=\"pods (starting or ready) integrated over time\">replica-hours</th>\
          <th>scale events (up)</th><th>pods started</th>\
          <th title=\"95th percentile over decision intervals of load / ready capacity\">p95 utilization</th>\
-         <th>mean utilization</th><th>max replicas</th></tr></thead><tbody>",
+         <th>mean utilization</th><th>max replicas</th>\
+         <th title=\"replica-hours as a multiple of the clairvoyant bound's\">× bound</th>\
+         </tr></thead><tbody>",
         escape(unit)
     );
     for (i, p) in simulation.policies.iter().enumerate() {
@@ -315,7 +320,7 @@ fn score_table(html: &mut String, simulation: &Simulation, unit: &str) {
             html,
             "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>\
              <td{}>{:.1}</td><td>{:.2}</td><td{}>{:.1}</td><td>{} ({})</td><td>{}</td>\
-             <td>{:.1}%</td><td>{:.1}%</td><td>{}</td></tr>",
+             <td>{:.1}%</td><td>{:.1}%</td><td>{}</td><td>{}</td></tr>",
             colour(i),
             escape(&s.name),
             mark(s.under_provisioned_minutes == best_under),
@@ -329,8 +334,21 @@ fn score_table(html: &mut String, simulation: &Simulation, unit: &str) {
             s.p95_utilization,
             s.mean_utilization,
             s.max_replicas,
+            simulation
+                .bound
+                .multiple(s.replica_hours)
+                .map_or_else(String::new, |m| format!("{m:.2}×")),
         );
     }
+    let b = &simulation.bound;
+    let _ = write!(
+        html,
+        "<tr class=\"bound\" title=\"ceil(load / pod capacity) ready pods at every instant \
+         within {}–{}, each started {} s before it is needed\"><td>clairvoyant bound</td>\
+         <td>–</td><td>–</td><td>{:.1}</td><td></td><td></td><td></td><td></td><td></td>\
+         <td>1.00×</td></tr>",
+        b.min_replicas, b.max_replicas, b.startup_seconds, b.replica_hours
+    );
     html.push_str("</tbody></table>");
 }
 
