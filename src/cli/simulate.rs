@@ -145,6 +145,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or(args.pod_cpu_request as f64 / 1000.0),
         refit_interval_seconds: args.refit_interval,
         warm_up_seconds: args.warm_up,
+        short_from_share: 1.0,
         recording: Recording::Full,
     };
     model.validate()?;

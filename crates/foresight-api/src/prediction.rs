@@ -48,6 +48,32 @@ pub struct PredictionSpec {
     /// demoted for being wrong.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accuracy: Option<AccuracySpec>,
+    /// Headroom learned from the workload's own history: capacity for how far the load rises
+    /// at each hour of the day before new pods could be ready (docs/prediction.md). On by
+    /// default, with a risk budget of 1%.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<HeadroomSpec>,
+    /// Before prediction proposes, replay the recent history with and without it and keep
+    /// it only where that replay was cheaper at equal shortfall (default true; what
+    /// `foresight import` writes for Crane manifests is false, as Crane has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_evaluation: Option<bool>,
+}
+
+/// Learned headroom.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeadroomSpec {
+    /// Learn and propose headroom (default true; `foresight import` writes false for Crane
+    /// manifests, as Crane has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// The share of the time, in percent, the load may rise above what the metric's target
+    /// carries before new pods are ready (e.g. `"1"` or `"0.5"`; more than 0, at most 50).
+    /// Smaller holds more capacity at the hours the load jumps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = crate::schema::positive_quantity)]
+    pub risk_budget_percent: Option<Quantity>,
 }
 
 /// `spec.prediction.horizon` values.
@@ -214,6 +240,22 @@ pub fn validate_prediction(errs: &mut Vec<FieldError>, path: &str, p: &Predictio
                 s,
                 "must be between 0 and 3600",
             ));
+        }
+    }
+    if let Some(b) = p
+        .headroom
+        .as_ref()
+        .and_then(|h| h.risk_budget_percent.as_ref())
+    {
+        let field = format!("{path}.headroom.riskBudgetPercent");
+        match b.as_f64() {
+            Err(e) => errs.push(FieldError::invalid(field, b, e.to_string())),
+            Ok(v) if !(v > 0.0 && v <= 50.0) => errs.push(FieldError::invalid(
+                field,
+                b,
+                "must be more than 0 and at most 50 (percent of the time)",
+            )),
+            Ok(_) => {}
         }
     }
     if let Some(a) = &p.accuracy {

@@ -91,6 +91,30 @@ pub struct ForecastAccuracyStatus {
     /// Whether prediction is demoted for this metric (`ForecastInaccurate`).
     #[serde(default)]
     pub demoted: bool,
+    /// The latest self-evaluation: the recent history replayed with and without prediction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluation: Option<EvaluationStatus>,
+}
+
+/// What replaying the recent history with and without prediction showed (self-evaluation).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EvaluationStatus {
+    /// When the replay was made.
+    #[schemars(with = "String")]
+    pub evaluated_at: Timestamp,
+    /// Seconds of history replayed.
+    pub replayed_seconds: i64,
+    /// Whether prediction is kept: it was cheaper at equal shortfall.
+    pub kept: bool,
+    /// Its saving at equal shortfall, percent of the reactive cost (negative: a loss).
+    pub saving_percent: i64,
+    /// With prediction: seconds under-provisioned over the replay.
+    pub predictive_under_seconds: i64,
+    /// With prediction: replica-hours over the replay.
+    pub predictive_replica_hours: i64,
+    /// Without prediction, at a target exactly as short: replica-hours over the replay.
+    pub reactive_replica_hours: i64,
 }
 
 /// `True`, `False` or `Unknown`.

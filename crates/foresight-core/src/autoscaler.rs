@@ -401,6 +401,12 @@ pub struct PredictionPolicy {
     pub predictor: PredictorConfig,
     /// `historyQueries`: PromQL per metric identifier, overriding the defaults.
     pub history_queries: BTreeMap<String, String>,
+    /// `headroom`: the quantile of the learned rise to hold capacity for (1 − the risk
+    /// budget); `None` learns none.
+    pub headroom_quantile: Option<f64>,
+    /// `selfEvaluation`: prediction proposes only where a replay of the recent history shows
+    /// it pays.
+    pub self_evaluation: bool,
 }
 
 impl PredictionPolicy {
@@ -412,6 +418,8 @@ impl PredictionPolicy {
     pub const DEFAULT_MAX_ERROR_PERCENT: i64 = 50;
     /// Default of `predictionWindowSeconds`.
     pub const DEFAULT_WINDOW_SECONDS: i64 = 3600;
+    /// Default of `headroom.riskBudgetPercent`.
+    pub const DEFAULT_RISK_BUDGET_PERCENT: f64 = 1.0;
 
     /// `None` when the spec predicts nothing (no `predictionAlgorithm`); `Err` when its
     /// predictor settings cannot be used.
@@ -440,8 +448,27 @@ impl PredictionPolicy {
                 .map_or(Self::DEFAULT_MAX_ERROR_PERCENT, i64::from),
             predictor,
             history_queries: p.history_queries.clone().unwrap_or_default(),
+            headroom_quantile: headroom_quantile(p.headroom.as_ref())?,
+            self_evaluation: p.self_evaluation.unwrap_or(true),
         }))
     }
+}
+
+/// The quantile learned headroom holds capacity for (1 − the risk budget), or `None` when
+/// headroom is off; on, at the default budget, when the spec says nothing.
+fn headroom_quantile(
+    spec: Option<&foresight_api::prediction::HeadroomSpec>,
+) -> Result<Option<f64>, String> {
+    if spec.and_then(|h| h.enabled) == Some(false) {
+        return Ok(None);
+    }
+    let budget = spec
+        .and_then(|h| h.risk_budget_percent.as_ref())
+        .map_or(Ok(PredictionPolicy::DEFAULT_RISK_BUDGET_PERCENT), |q| {
+            q.as_f64()
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(Some(1.0 - budget.clamp(0.0, 100.0) / 100.0))
 }
 
 /// Settings that Kubernetes has once per cluster and Foresight has per object.

@@ -135,6 +135,51 @@ pub enum ForecastInput {
     Ready(Forecast),
 }
 
+/// What learned headroom offers the decision for one metric.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum HeadroomInput {
+    /// Headroom is off, or does not cover this metric.
+    #[default]
+    Off,
+    /// Nothing learned yet, and why (`headroom needs a day of history, 3h so far`).
+    NotReady(String),
+    /// What was learned.
+    Ready(crate::prediction::Headroom),
+}
+
+/// The replicas that carry `load` (in the metric's unit, as forecasts and headroom are) at
+/// full capacity: a pod carries its request of a Utilization target's resource, and a
+/// replica the whole of a value target. A Value target's replicas scale with the value, from
+/// the `current` count.
+pub fn replicas_at_capacity(
+    metric: &Metric,
+    load: f64,
+    current: i32,
+    pods: &[Pod],
+) -> Result<f64, String> {
+    let milli = load * 1000.0;
+    match (&metric.source, metric.target) {
+        (
+            MetricSource::Resource {
+                resource,
+                container,
+            },
+            Target::Utilization(_),
+        ) => {
+            let requests = pod_requests(pods, resource, container.as_deref())?;
+            let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
+            if counted.is_empty() {
+                return Err(format!("no pod requests {resource}"));
+            }
+            let average = counted.iter().map(|r| *r as f64).sum::<f64>() / counted.len() as f64;
+            Ok(milli / average)
+        }
+        (_, Target::AverageValue(t)) if t > 0 => Ok(milli / t as f64),
+        (_, Target::Value(t)) if t > 0 => Ok(milli / t as f64 * f64::from(current.max(1))),
+        _ => Err("the metric has no target to carry a load against".to_owned()),
+    }
+}
+
 /// A forecast turned into a proposal.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForecastProposal {

@@ -34,10 +34,13 @@ pub struct Scale {
 }
 
 /// A metric's successful proposal.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MetricProposal {
     /// Proposed replicas.
     pub replicas: i32,
+    /// The replicas the observed value needs at the target, unrounded and before the
+    /// tolerance (what learned headroom scales; see `prediction::headroom`).
+    pub exact: f64,
     /// The metric's timestamp, as Kubernetes reports it.
     pub timestamp: Timestamp,
     /// The status entry for `currentMetrics`.
@@ -203,7 +206,7 @@ fn resource_metric(
     };
     let timestamp = samples[0].timestamp;
 
-    let (replicas, current_status, current, target_text) = match target {
+    let (replicas, exact, current_status, current, target_text) = match target {
         Target::Utilization(t) => {
             let p = utilization_replicas(ctx, scale.spec_replicas, t, resource, container, &set)
                 .map_err(calc_fail)?;
@@ -214,10 +217,10 @@ fn resource_metric(
                 average_utilization: Some(p.utilization),
                 value: None,
             };
-            (p.replicas, status, current, percent(t))
+            (p.replicas, p.exact, status, current, percent(t))
         }
         Target::AverageValue(t) => {
-            let (replicas, usage) = average_value_replicas(
+            let (replicas, usage, exact) = average_value_replicas(
                 ctx,
                 scale.spec_replicas,
                 t,
@@ -231,6 +234,7 @@ fn resource_metric(
             };
             (
                 replicas,
+                exact,
                 status,
                 Quantity::from_milli(usage).to_string(),
                 format!("{} per pod", Quantity::from_milli(t)),
@@ -259,6 +263,7 @@ fn resource_metric(
     };
     Ok(MetricProposal {
         replicas,
+        exact,
         timestamp,
         status,
         current,
@@ -307,10 +312,11 @@ fn pods_metric(
     };
     let timestamp = samples[0].timestamp;
     let set = PodMetricSet::join(pod_custom_values(samples), ctx.pods);
-    let (replicas, usage) =
+    let (replicas, usage, exact) =
         average_value_replicas(ctx, scale.spec_replicas, t, false, &set).map_err(fail)?;
     Ok(MetricProposal {
         replicas,
+        exact,
         timestamp,
         status: MetricStatus {
             type_: "Pods".to_owned(),
@@ -379,9 +385,10 @@ fn object_metric(
         Target::Value(t) => {
             let values = read_values(data, "custom metrics API").map_err(|e| plain(fetch_error(e)))?;
             let usage = values[0].value;
-            let replicas = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64).map_err(plain)?;
+            let (replicas, exact) = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64).map_err(plain)?;
             Ok(MetricProposal {
                 replicas,
+                exact,
                 timestamp: GO_ZERO_TIME,
                 status: MetricStatus {
                     type_: "Object".to_owned(),
@@ -403,9 +410,10 @@ fn object_metric(
                 message,
             };
             let values = read_values(data, "custom metrics API").map_err(|e| wrapped(fetch_error(e)))?;
-            let (replicas, average) = per_pod_replicas(ctx.tolerance, scale.status_replicas, t, values[0].value);
+            let (replicas, average, exact) = per_pod_replicas(ctx.tolerance, scale.status_replicas, t, values[0].value);
             Ok(MetricProposal {
                 replicas,
+                exact,
                 timestamp: values[0].timestamp,
                 status: MetricStatus {
                     type_: "Object".to_owned(),
@@ -456,10 +464,11 @@ fn external_metric(
             }
             let values =
                 read_values(data, "external metrics API").map_err(|e| fail(fetch_error(e)))?;
-            let (replicas, average) =
+            let (replicas, average, exact) =
                 per_pod_replicas(ctx.tolerance, scale.status_replicas, t, sum(values));
             Ok(MetricProposal {
                 replicas,
+                exact,
                 timestamp: values[0].timestamp,
                 status: external_status(
                     id,
@@ -480,10 +489,12 @@ fn external_metric(
             let values =
                 read_values(data, "external metrics API").map_err(|e| fail(fetch_error(e)))?;
             let usage = sum(values);
-            let replicas = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64)
-                .map_err(fail)?;
+            let (replicas, exact) =
+                value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64)
+                    .map_err(fail)?;
             Ok(MetricProposal {
                 replicas,
+                exact,
                 timestamp: GO_ZERO_TIME,
                 status: external_status(
                     id,
@@ -540,9 +551,10 @@ fn prometheus_metric(
     };
     match target {
         Target::AverageValue(t) => {
-            let (replicas, average) = per_pod_replicas(ctx.tolerance, scale.status_replicas, t, usage);
+            let (replicas, average, exact) = per_pod_replicas(ctx.tolerance, scale.status_replicas, t, usage);
             Ok(MetricProposal {
                 replicas,
+                exact,
                 timestamp: values[0].timestamp,
                 status: status(MetricValueStatus { average_value: milli(average), ..Default::default() }),
                 current: format!("{} per replica", Quantity::from_milli(average)),
@@ -550,9 +562,10 @@ fn prometheus_metric(
             })
         }
         Target::Value(t) => {
-            let replicas = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64).map_err(fail)?;
+            let (replicas, exact) = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64).map_err(fail)?;
             Ok(MetricProposal {
                 replicas,
+                exact,
                 timestamp: values[0].timestamp,
                 status: status(MetricValueStatus { value: milli(usage), ..Default::default() }),
                 current: Quantity::from_milli(usage).to_string(),

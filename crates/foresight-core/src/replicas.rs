@@ -81,10 +81,13 @@ fn saturate_i32(v: i128) -> i32 {
 }
 
 /// A Utilization target's outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct UtilizationProposal {
     /// Proposed replicas.
     pub replicas: i32,
+    /// The replicas the ready pods' usage needs at the target, unrounded and before the
+    /// tolerance (usage ratio × ready pods): what learned headroom scales.
+    pub exact: f64,
     /// Current utilization, percent of requests (truncated).
     pub utilization: i32,
     /// Current raw average per pod, in thousandths.
@@ -185,9 +188,11 @@ pub fn utilization_replicas(
         return Err(missing.to_string());
     }
     let (ratio, utilization, raw_average) = sums.utilization(target_utilization)?;
+    let exact = ratio * counts.ready as f64;
     let outcome = |replicas| {
         Ok(UtilizationProposal {
             replicas,
+            exact,
             utilization,
             raw_average,
         })
@@ -245,14 +250,15 @@ fn rebalanced_replicas(
 }
 
 /// `calcPlainMetricReplicas`: Pods metrics and Resource AverageValue targets. Returns the
-/// proposal and the current average usage (thousandths).
+/// proposal, the current average usage (thousandths) and the replicas the ready pods' usage
+/// needs at the target, unrounded.
 pub fn average_value_replicas(
     ctx: &ReplicaContext<'_>,
     current: i32,
     target: i64,
     cpu_rules: bool,
     metrics: &PodMetricSet<'_>,
-) -> Result<(i32, i64), String> {
+) -> Result<(i32, i64, f64), String> {
     if ctx.pods.is_empty() {
         return Err(NO_PODS.to_owned());
     }
@@ -273,13 +279,14 @@ pub fn average_value_replicas(
     }
     let usage = saturate_i64(total / entries as i128);
     let ratio = usage as f64 / target as f64;
+    let exact = ratio * counts.ready as f64;
 
     let scale_up_with_unready = counts.unready > 0 && ratio > 1.0;
     if !scale_up_with_unready && counts.missing == 0 {
         if ctx.tolerance.within(ratio) {
-            return Ok((current, usage));
+            return Ok((current, usage, exact));
         }
-        return Ok((ceil_i32(ratio * counts.ready as f64), usage));
+        return Ok((ceil_i32(exact), usage, exact));
     }
 
     // Rebalance: missing pods at exactly the target on a scale-down, at zero on a scale-up;
@@ -299,39 +306,43 @@ pub fn average_value_replicas(
     Ok((
         rebalanced_replicas(ctx, current, ratio, new_ratio, entries),
         usage,
+        exact,
     ))
 }
 
 /// `getUsageRatioReplicaCount`: Object and External metrics with a Value target. Only the
-/// running, ready pods count; from zero replicas the ratio alone decides.
+/// running, ready pods count; from zero replicas the ratio alone decides. Returns the
+/// proposal and the replicas the value needs at the target, unrounded.
 pub fn value_ratio_replicas(
     ctx: &ReplicaContext<'_>,
     current: i32,
     ratio: f64,
-) -> Result<i32, String> {
+) -> Result<(i32, f64), String> {
     if current == 0 {
-        return Ok(ceil_i32(ratio));
+        return Ok((ceil_i32(ratio), ratio));
     }
+    let ready = ctx.pods.iter().filter(|p| p.is_running_and_ready()).count();
+    let exact = ratio * ready as f64;
     if ctx.tolerance.within(ratio) {
-        return Ok(current);
+        return Ok((current, exact));
     }
     if ctx.pods.is_empty() {
         return Err(format!("unable to calculate ready pods: {NO_PODS}"));
     }
-    let ready = ctx.pods.iter().filter(|p| p.is_running_and_ready()).count();
-    Ok(ceil_i32(ratio * ready as f64))
+    Ok((ceil_i32(exact), exact))
 }
 
 /// `Get{Object,External}PerPodMetricReplicas`: AverageValue targets for Object and External
 /// metrics, against `scale.status.replicas`; pods play no part. Returns the proposal and the
-/// average per replica. With zero status replicas (which Kubernetes turns into infinities),
-/// the proposal is `ceil(usage / target)` and the reported average is the total.
+/// average per replica, and the replicas the usage needs at the target, unrounded. With zero
+/// status replicas (which Kubernetes turns into infinities), the proposal is
+/// `ceil(usage / target)` and the reported average is the total.
 pub fn per_pod_replicas(
     tolerance: Tolerance,
     status_replicas: i32,
     target: i64,
     usage: i64,
-) -> (i32, i64) {
+) -> (i32, i64, f64) {
     let mut replicas = status_replicas;
     let ratio = usage as f64 / (target as f64 * f64::from(status_replicas));
     if !tolerance.within(ratio) {
@@ -342,5 +353,5 @@ pub fn per_pod_replicas(
     } else {
         (usage as f64 / f64::from(status_replicas)).ceil() as i64
     };
-    (replicas, average)
+    (replicas, average, usage as f64 / target as f64)
 }

@@ -5,7 +5,7 @@
 use foresight_api::hpa::{
     CrossVersionObjectReference, MetricSpec, MetricTarget, ResourceMetricSource,
 };
-use foresight_api::prediction::{AccuracySpec, PredictionAlgorithm, PredictionSpec};
+use foresight_api::prediction::{AccuracySpec, HeadroomSpec, PredictionAlgorithm, PredictionSpec};
 use foresight_api::spec::EffectiveHorizontalPodAutoscalerSpec;
 use foresight_api::status::{
     ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, ForecastAccuracyStatus,
@@ -14,10 +14,12 @@ use foresight_api::status::{
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig, Horizon, PredictionPolicy};
 use foresight_core::conditions;
 use foresight_core::decision::{decide, Decision, MetricObservation, Observation, ScaleOutcome};
-use foresight_core::forecasting::{self, forecast_proposal, ForecastInput, Span};
+use foresight_core::forecasting::{self, forecast_proposal, ForecastInput, HeadroomInput, Span};
 use foresight_core::metrics::{ContainerUsage, PodResourceSample};
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
-use foresight_core::prediction::{Accuracy, Algorithm, Forecast, PredictorConfig};
+use foresight_core::prediction::{
+    Accuracy, Algorithm, Evaluation, EvaluationInput, Forecast, Headroom, PredictorConfig,
+};
 use foresight_core::proposals::Scale;
 use foresight_core::replicas::Tolerance;
 use foresight_core::resources::ResourceList;
@@ -300,6 +302,7 @@ fn status_carries_the_accuracy_and_the_lead_time() {
                 peak_error_percent: 12,
                 correction_percent: 0,
                 demoted: false,
+                evaluation: None,
             }],
         })
     );
@@ -347,6 +350,8 @@ proptest! {
             })
             .expect("the default DSP settings"),
             history_queries: Default::default(),
+            headroom_quantile: None,
+            self_evaluation: false,
         };
         let reach = forecasting::reach(&policy, &[], sync);
         let lead = startup + sync;
@@ -377,5 +382,170 @@ proptest! {
         ).unwrap();
         let needed = (at_lead / 10.0).ceil() as i32;
         prop_assert!(p.replicas >= needed, "{} < {needed} (load {at_lead} at +{lead}s)", p.replicas);
+    }
+}
+
+/// Headroom learned with `rise` cores in every hour of the day (`quantile` 0.99).
+fn headroom(rise: f64) -> Headroom {
+    Headroom {
+        rises: vec![rise; 24],
+        quantile: 0.99,
+        lead_from_seconds: 60,
+        lead_to_seconds: 90,
+        samples: 4000,
+    }
+}
+
+/// A replay's verdict: prediction's cost, and the reactive cost at its shortfall.
+fn verdict(predictive_hours: f64, reactive_hours: f64) -> Evaluation {
+    Evaluation {
+        at: NOW - 3600,
+        replayed_seconds: 3 * 86_400,
+        predictive_under_seconds: 60.0,
+        predictive_replica_hours: predictive_hours,
+        reactive_under_seconds: 600.0,
+        reactive_replica_hours: reactive_hours * 0.9,
+        equal_shortfall_replica_hours: reactive_hours,
+    }
+}
+
+fn headroom_proposal(d: &Decision) -> Option<i32> {
+    d.record
+        .proposals
+        .iter()
+        .find(|p| p.source == "headroom")
+        .and_then(|p| p.replicas)
+}
+
+#[test]
+fn headroom_carries_the_load_plus_this_hours_rise_at_capacity() {
+    // 5 pods at 600m of 1000m: 3 cores, at the 60% target exactly.
+    let mut obs = observation(5, 600, 60);
+    metric(&mut obs).headroom = HeadroomInput::Ready(headroom(4.0));
+    let d = run(&spec(None, None), &obs, Default::default());
+    // 3 cores of load + 4 for the rise, a pod carrying its 1000m request: 7 pods.
+    assert_eq!(headroom_proposal(&d), Some(7));
+    assert_eq!(d.record.recommendation, Some(7));
+    // A calm hour adds nothing: 3 pods at capacity, below the metric's own 5.
+    metric(&mut obs).headroom = HeadroomInput::Ready(headroom(0.0));
+    let calm = run(&spec(None, None), &obs, Default::default());
+    assert_eq!(headroom_proposal(&calm), Some(3));
+    assert_eq!(calm.record.recommendation, Some(5));
+    // Turned off in the spec, it proposes nothing.
+    let mut off = spec(None, None);
+    off.prediction.as_mut().unwrap().headroom = Some(HeadroomSpec {
+        enabled: Some(false),
+        ..Default::default()
+    });
+    metric(&mut obs).headroom = HeadroomInput::Ready(headroom(4.0));
+    assert_eq!(
+        headroom_proposal(&run(&off, &obs, Default::default())),
+        None
+    );
+}
+
+#[test]
+fn a_verdict_must_save_ten_percent_to_start_prediction_and_more_than_nothing_to_keep_it() {
+    let mut obs = observation(5, 600, 60);
+    metric(&mut obs).headroom = HeadroomInput::Ready(headroom(4.0));
+    // 5% cheaper at equal shortfall: kept while prediction proposes...
+    metric(&mut obs).evaluation = EvaluationInput::Done(verdict(95.0, 100.0));
+    let kept = run(&spec(None, None), &obs, Default::default());
+    assert_eq!(kept.record.recommendation, Some(7));
+    let status = finished(&spec(None, None), kept);
+    let e = status.prediction.as_ref().unwrap().metrics[0]
+        .evaluation
+        .clone()
+        .unwrap();
+    assert!(e.kept && e.saving_percent == 5, "{e:?}");
+    // ... but not enough to start it again once a verdict turned it off.
+    let mut off = status.clone();
+    if let Some(e) = off.prediction.as_mut().unwrap().metrics[0]
+        .evaluation
+        .as_mut()
+    {
+        e.kept = false;
+    }
+    let held = run(&spec(None, None), &obs, off.clone());
+    assert_eq!(held.record.recommendation, Some(5));
+    let (state, reason, message) = ready(&held);
+    assert_eq!(
+        (state, reason.as_str()),
+        (ConditionStatus::False, "NoSavingInReplay")
+    );
+    assert!(message.contains("+5.0%"), "{message}");
+    // 12% is enough.
+    metric(&mut obs).evaluation = EvaluationInput::Done(verdict(88.0, 100.0));
+    assert_eq!(
+        run(&spec(None, None), &obs, off).record.recommendation,
+        Some(7)
+    );
+    // Turned off in the spec, no verdict holds prediction back.
+    let mut unjudged = spec(None, None);
+    unjudged.prediction.as_mut().unwrap().self_evaluation = Some(false);
+    metric(&mut obs).evaluation = EvaluationInput::Done(verdict(150.0, 100.0));
+    assert_eq!(
+        run(&unjudged, &obs, Default::default())
+            .record
+            .recommendation,
+        Some(7)
+    );
+}
+
+proptest! {
+    /// Learned headroom only adds a candidate: the recommendation is never below the one made
+    /// without it, whatever the load, the pods and the rise.
+    #[test]
+    fn headroom_never_lowers_what_the_observed_metrics_propose(
+        usage in 0i64..3000,
+        replicas in 1i32..30,
+        rise in 0.0f64..50.0,
+        startup in 0i64..600,
+    ) {
+        let mut obs = observation(replicas, usage, startup);
+        let without = run(&spec(None, None), &obs, Default::default());
+        metric(&mut obs).headroom = HeadroomInput::Ready(headroom(rise));
+        let with = run(&spec(None, None), &obs, Default::default());
+        prop_assert!(with.record.recommendation >= without.record.recommendation);
+        let observed = with.record.proposals.iter()
+            .filter(|p| p.source == "metric")
+            .filter_map(|p| p.replicas)
+            .max();
+        prop_assert!(with.record.recommendation >= observed);
+    }
+
+    /// Self-evaluation never turns prediction on where its replay shows a loss: with such a
+    /// verdict the decision is the one made with no forecast and no headroom at all.
+    #[test]
+    fn a_replay_that_shows_a_loss_leaves_prediction_off(
+        usage in 0i64..3000,
+        replicas in 1i32..30,
+        peak in 0.0f64..80.0,
+        minute in 0usize..5,
+        rise in 0.0f64..50.0,
+        predictive_hours in 1.0f64..1000.0,
+        loss in 0.0f64..1.0,
+        was_kept in any::<bool>(),
+    ) {
+        let mut obs = observation(replicas, usage, 60);
+        let plain = run(&spec(None, Some(0)), &obs, Default::default());
+        metric(&mut obs).forecast = ForecastInput::Ready(forecast(1.0, minute, peak));
+        metric(&mut obs).headroom = HeadroomInput::Ready(headroom(rise));
+        metric(&mut obs).evaluation =
+            EvaluationInput::Done(verdict(predictive_hours, predictive_hours * (1.0 - loss)));
+        let mut prior = EffectiveHorizontalPodAutoscalerStatus::default();
+        if !was_kept {
+            let judged = run(&spec(None, Some(0)), &obs, Default::default());
+            prior = finished(&spec(None, Some(0)), judged);
+            if let Some(e) = prior.prediction.as_mut().unwrap().metrics[0].evaluation.as_mut() {
+                e.kept = false;
+            }
+        }
+        let judged = run(&spec(None, Some(0)), &obs, prior);
+        prop_assert_eq!(judged.record.recommendation, plain.record.recommendation);
+        prop_assert!(judged.record.proposals.iter()
+            .filter(|p| p.source == "prediction" || p.source == "headroom")
+            .all(|p| p.replicas.is_none()));
+        prop_assert_eq!(ready(&judged).1, "NoSavingInReplay");
     }
 }

@@ -44,6 +44,10 @@ pub struct ModelConfig {
     /// Seconds after the first decision before anything is scored (`--warm-up`): the first
     /// days, when no predictor can be ready yet, compare nothing but the reactive parts.
     pub warm_up_seconds: i64,
+    /// Count the pods as short from this share of their capacity on (1 counts only load above
+    /// capacity). A replay of recorded usage needs less than 1: usage cannot show more than
+    /// the pods served, so a load held at capacity is the only trace a shortfall left in it.
+    pub short_from_share: f64,
     /// What to keep besides the scores (it changes no score, so the summary leaves it out).
     #[serde(skip)]
     pub recording: Recording,
@@ -63,6 +67,7 @@ impl Default for ModelConfig {
             pod_capacity: 1.0,
             refit_interval_seconds: 3600,
             warm_up_seconds: 0,
+            short_from_share: 1.0,
             recording: Recording::Full,
         }
     }
@@ -127,6 +132,12 @@ impl ModelConfig {
         )?;
         at_least("refit interval (seconds)", self.refit_interval_seconds, 1)?;
         at_least("warm-up (seconds)", self.warm_up_seconds, 0)?;
+        if !(self.short_from_share > 0.0 && self.short_from_share <= 1.0) {
+            return Err(SimError::Model(format!(
+                "short-from share is {}; it must be more than 0 and at most 1",
+                self.short_from_share
+            )));
+        }
         if !(self.pod_capacity.is_finite() && self.pod_capacity > 0.0) {
             return Err(SimError::Model(format!(
                 "pod capacity is {}; it must be a positive number",

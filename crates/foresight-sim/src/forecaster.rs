@@ -5,8 +5,11 @@
 use std::collections::VecDeque;
 
 use foresight_core::autoscaler::Autoscaler;
+use foresight_core::prediction::EvaluationInput;
+
+use crate::evaluation::Assumptions;
 use foresight_core::decision::Observation;
-use foresight_core::forecasting::ForecastInput;
+use foresight_core::forecasting::{ForecastInput, HeadroomInput};
 use foresight_core::prediction::{
     predict, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig,
 };
@@ -37,6 +40,20 @@ pub struct PredictionSummary {
     pub ready_refits: u32,
     /// Refits after which prediction was demoted (`ForecastInaccurate`).
     pub demoted_refits: u32,
+    /// Self-evaluation's verdicts: each replay's time, saving at equal shortfall (percent)
+    /// and whether prediction was kept.
+    pub evaluations: Vec<EvaluationSummary>,
+}
+
+/// One self-evaluation verdict.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EvaluationSummary {
+    /// When (Unix seconds).
+    pub at: i64,
+    /// Saving at equal shortfall over the replay, percent.
+    pub saving_percent: f64,
+    /// Whether prediction was kept.
+    pub kept: bool,
 }
 
 impl PredictionSummary {
@@ -68,6 +85,13 @@ impl PredictionSummary {
         } else {
             format!("ready after {day:.1} days{period}")
         };
+        if !self.evaluations.is_empty() {
+            let kept = self.evaluations.iter().filter(|e| e.kept).count();
+            text.push_str(&format!(
+                "; kept by {kept} of {} daily replays of its own history",
+                self.evaluations.len()
+            ));
+        }
         if self.demoted_refits > 0 && self.refits > 0 {
             text.push_str(&format!(
                 "; demoted after {:.0}% of the refits (ForecastInaccurate)",
@@ -95,6 +119,11 @@ pub struct Forecaster {
     accuracy_window: i64,
     last_refit: Option<i64>,
     summary: PredictionSummary,
+    headroom_quantile: Option<f64>,
+    sync_seconds: i64,
+    /// The autoscaler, for self-evaluation's replays (`None` when it is off).
+    evaluated: Option<Box<Autoscaler>>,
+    evaluation: EvaluationInput,
 }
 
 impl Forecaster {
@@ -120,7 +149,17 @@ impl Forecaster {
             last_refit: None,
             summary: PredictionSummary::default(),
             accuracy_window: policy.accuracy_window_seconds,
+            headroom_quantile: policy.headroom_quantile,
+            sync_seconds: autoscaler.settings.sync_period_seconds.max(1),
+            evaluated: policy.self_evaluation.then(|| Box::new(autoscaler.clone())),
+            evaluation: EvaluationInput::Pending("no history replayed yet".to_owned()),
         })
+    }
+
+    /// Starts the history with `prior` (the load before the run), as a controller that has
+    /// been watching the workload would have it.
+    pub fn seed(&mut self, prior: &[Sample]) {
+        self.history.extend(prior.iter().copied());
     }
 
     /// The predictor's sample interval, seconds.
@@ -141,6 +180,13 @@ impl Forecaster {
     /// How prediction fared so far.
     pub fn summary(&self) -> &PredictionSummary {
         &self.summary
+    }
+
+    /// Records whether the decision kept prediction after the latest verdict.
+    pub fn record_kept(&mut self, kept: bool) {
+        if let Some(last) = self.summary.evaluations.last_mut() {
+            last.kept = kept;
+        }
     }
 
     /// Counts a refit after which the decision had prediction demoted.
@@ -176,9 +222,15 @@ impl Forecaster {
     }
 
     /// Refits when a refit is due at `now`, and hands the result to the decision through
-    /// `observation.forecasts`. Returns the new forecast's peak inside the prediction
-    /// window (Unix seconds, load units), when there is one.
-    pub fn refit_if_due(&mut self, now: i64, observation: &mut Observation) -> Option<(i64, f64)> {
+    /// `observation.metrics`: the forecast, and the headroom learned for a start-up of
+    /// `startup_seconds` (the decisions' latest). Returns the new forecast's peak inside the
+    /// prediction window (Unix seconds, load units), when there is one.
+    pub fn refit_if_due(
+        &mut self,
+        now: i64,
+        observation: &mut Observation,
+        startup_seconds: i64,
+    ) -> Option<(i64, f64)> {
         if now < self.next_refit {
             return None;
         }
@@ -223,13 +275,66 @@ impl Forecaster {
                 .resize_with(self.metrics, Default::default);
         }
         let accuracy = self.accuracy.summary();
+        let headroom = match self.headroom_quantile {
+            None => HeadroomInput::Off,
+            Some(q) => {
+                let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
+                match foresight_core::prediction::headroom::learn(
+                    self.history.make_contiguous(),
+                    self.interval,
+                    lead,
+                    q,
+                ) {
+                    Ok(h) => HeadroomInput::Ready(h),
+                    Err(reason) => HeadroomInput::NotReady(reason),
+                }
+            }
+        };
+        self.evaluate_if_due(now, observation, startup_seconds);
         for seen in observation.metrics.iter_mut().take(self.metrics) {
             seen.forecast = input.clone();
             seen.accuracy = accuracy;
+            seen.headroom = headroom.clone();
+            seen.evaluation = self.evaluation.clone();
         }
         self.forecast
             .as_ref()
             .and_then(|f| f.peak_in(now, now.saturating_add(self.window)))
+    }
+}
+
+impl Forecaster {
+    /// Renews self-evaluation's verdict once a day: the history so far replayed with and
+    /// without prediction (see [`crate::evaluation`]).
+    fn evaluate_if_due(&mut self, now: i64, observation: &Observation, startup_seconds: i64) {
+        let Some(autoscaler) = &self.evaluated else {
+            self.evaluation = EvaluationInput::Off;
+            return;
+        };
+        if let EvaluationInput::Done(e) = &self.evaluation {
+            if now - e.at < crate::evaluation::EVALUATION_INTERVAL_SECONDS {
+                return;
+            }
+        }
+        let assumptions = Assumptions::from_pods(&observation.pods, startup_seconds);
+        self.evaluation = match crate::evaluation::evaluate(
+            autoscaler,
+            self.history.make_contiguous(),
+            self.interval,
+            now,
+            assumptions,
+        ) {
+            Ok(e) => {
+                self.summary.evaluations.push(EvaluationSummary {
+                    at: now,
+                    saving_percent: (e.saving_percent() * 10.0).round() / 10.0,
+                    // The decision says, from the previous verdict (`record_kept`).
+                    kept: false,
+                });
+                EvaluationInput::Done(e)
+            }
+            Err(why) => EvaluationInput::Pending(why),
+        };
     }
 }
 
@@ -283,7 +388,7 @@ spec:
     fn refits_are_spaced_by_the_refit_interval_and_reach_the_observation() {
         let mut f = forecaster(DSP).unwrap();
         let mut observation = Observation::default();
-        f.refit_if_due(0, &mut observation);
+        f.refit_if_due(0, &mut observation, 60);
         // One input per metric (the defaulted CPU metric), not ready without history.
         assert_eq!(observation.metrics.len(), 1);
         assert!(matches!(
@@ -291,13 +396,13 @@ spec:
             ForecastInput::NotReady(_)
         ));
         observation.metrics[0].forecast = ForecastInput::Off;
-        f.refit_if_due(3599, &mut observation);
+        f.refit_if_due(3599, &mut observation, 60);
         assert_eq!(
             observation.metrics[0].forecast,
             ForecastInput::Off,
             "refitted before the hour"
         );
-        f.refit_if_due(3600, &mut observation);
+        f.refit_if_due(3600, &mut observation, 60);
         assert!(matches!(
             observation.metrics[0].forecast,
             ForecastInput::NotReady(_)

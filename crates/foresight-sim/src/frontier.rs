@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use foresight_core::autoscaler::Target;
+use foresight_core::autoscaler::{Autoscaler, Target};
 use serde::Serialize;
 
 use crate::config::{ModelConfig, Recording};
@@ -140,13 +140,17 @@ impl EqualShortfall {
     }
 }
 
-/// The sweep's level for `policy`'s targets and the factor that turns level `l` into targets.
-fn levels(policy: &Policy) -> Result<(LevelKind, u32), SimError> {
-    let autoscaler = policy.compile()?;
-    Ok(match autoscaler.metrics.first().map(|m| m.target) {
+/// How `autoscaler`'s levels read, and the level its own targets are at.
+pub(crate) fn own_level(autoscaler: &Autoscaler) -> (LevelKind, u32) {
+    match autoscaler.metrics.first().map(|m| m.target) {
         Some(Target::Utilization(u)) if u > 0 => (LevelKind::Utilization, u.unsigned_abs()),
         _ => (LevelKind::ShareOfTarget, 100),
-    })
+    }
+}
+
+/// The sweep's level for `policy`'s targets.
+fn levels(policy: &Policy) -> Result<(LevelKind, u32), SimError> {
+    Ok(own_level(&policy.compile()?))
 }
 
 /// The policy at level `level`, given the level its own targets are at.
@@ -156,51 +160,35 @@ fn at_level(policy: &Policy, level: u32, own: u32) -> Policy {
     p
 }
 
-/// Replays of a reactive policy, memoised by level.
-struct Sweep<'a> {
-    reactive: &'a Policy,
+/// Replays of a reactive policy at levels, memoised; `replay` runs one level.
+pub(crate) struct Sweep<R> {
+    replay: R,
     own: u32,
-    load: &'a LoadTrace,
-    model: ModelConfig,
-    bucket: i64,
     runs: BTreeMap<u32, FrontierPoint>,
 }
 
-impl Sweep<'_> {
-    fn replay(
-        &self,
-        level: u32,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<FrontierPoint, SimError> {
-        let policy = at_level(self.reactive, level, self.own);
-        let autoscaler = policy.compile()?;
-        let scores = run_policy(
-            &policy.name,
-            &autoscaler,
-            self.load,
-            &self.model,
-            self.bucket,
-            progress,
-        )
-        .scores;
-        Ok(FrontierPoint {
-            level,
-            target: first_target(&policy),
-            under_provisioned_minutes: scores.under_provisioned_minutes,
-            replica_hours: scores.replica_hours,
-        })
+impl<R> Sweep<R>
+where
+    R: Fn(u32) -> Result<FrontierPoint, SimError> + Sync,
+{
+    /// A sweep around the baseline's level `own`.
+    pub(crate) fn new(own: u32, replay: R) -> Self {
+        Sweep {
+            replay,
+            own,
+            runs: BTreeMap::new(),
+        }
     }
 
-    fn run_all(&mut self, levels: &[u32], progress: &(dyn Fn(u64) + Sync)) -> Result<(), SimError> {
+    /// Replays every level not replayed yet, in parallel.
+    pub(crate) fn run_all(&mut self, levels: &[u32]) -> Result<(), SimError> {
         let todo: Vec<u32> = levels
             .iter()
             .copied()
             .filter(|l| !self.runs.contains_key(l))
             .collect();
-        let this = &*self;
-        let done = parallel_map(&todo, threads_for(todo.len()), |l| {
-            this.replay(*l, progress)
-        });
+        let replay = &self.replay;
+        let done = parallel_map(&todo, threads_for(todo.len()), |l| replay(*l));
         for point in done {
             let point = point?;
             self.runs.insert(point.level, point);
@@ -208,9 +196,42 @@ impl Sweep<'_> {
         Ok(())
     }
 
-    /// Refines the bracket of `under` (see [`Frontier::bracket`]) by bisection until its two
-    /// levels are adjacent.
-    fn refine(&mut self, under: f64, progress: &(dyn Fn(u64) + Sync)) -> Result<(), SimError> {
+    /// Walks from the baseline's level `step` at a time (no further than `range`) until two
+    /// replays bracket `under`, then bisects to adjacent whole levels.
+    pub(crate) fn walk(
+        &mut self,
+        under: f64,
+        step: u32,
+        range: std::ops::RangeInclusive<u32>,
+    ) -> Result<(), SimError> {
+        self.run_all(&[self.own])?;
+        loop {
+            let points: Vec<FrontierPoint> = self.runs.values().cloned().collect();
+            if bracket(&points, self.own, under).is_some() {
+                break;
+            }
+            let own_under = self
+                .runs
+                .get(&self.own)
+                .map_or(0.0, |p| p.under_provisioned_minutes);
+            let next = if under < own_under {
+                let lowest = points.first().map_or(self.own, |p| p.level);
+                lowest.checked_sub(step).filter(|l| range.contains(l))
+            } else {
+                let highest = points.last().map_or(self.own, |p| p.level);
+                Some(highest + step).filter(|l| range.contains(l))
+            };
+            match next {
+                Some(level) => self.run_all(&[level])?,
+                None => break,
+            }
+        }
+        self.refine(under)
+    }
+
+    /// Refines the bracket of `under` (see [`bracket`]) by bisection until its two levels
+    /// are adjacent.
+    pub(crate) fn refine(&mut self, under: f64) -> Result<(), SimError> {
         loop {
             let points: Vec<FrontierPoint> = self.runs.values().cloned().collect();
             let Some((a, b)) = bracket(&points, self.own, under) else {
@@ -223,8 +244,13 @@ impl Sweep<'_> {
             if hi - lo <= 1 {
                 return Ok(());
             }
-            self.run_all(&[lo + (hi - lo) / 2], progress)?;
+            self.run_all(&[lo + (hi - lo) / 2])?;
         }
+    }
+
+    /// The replays, by level.
+    pub(crate) fn into_points(self) -> Vec<FrontierPoint> {
+        self.runs.into_values().collect()
     }
 }
 
@@ -233,7 +259,7 @@ impl Sweep<'_> {
 /// between their shortfalls: the nearest such pair to `own` in the direction `under` asks for
 /// (safer: lower levels; riskier: higher). `(own, own)` when the baseline is exactly as short;
 /// `None` when no replay reaches `under` in that direction.
-fn bracket(points: &[FrontierPoint], own: u32, under: f64) -> Option<(usize, usize)> {
+pub(crate) fn bracket(points: &[FrontierPoint], own: u32, under: f64) -> Option<(usize, usize)> {
     const EPS: f64 = 1e-9;
     let o = points.iter().position(|p| p.level == own)?;
     let at = |i: usize| points[i].under_provisioned_minutes;
@@ -292,28 +318,33 @@ pub fn frontier(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Comparison, SimError> {
     let (level_kind, own) = levels(reactive)?;
-    let mut sweep = Sweep {
-        reactive,
-        own,
-        load,
-        model: ModelConfig {
-            recording: Recording::ScoresOnly,
-            ..model.clone()
-        },
-        bucket: bucket_seconds(Span::of(load)),
-        runs: BTreeMap::new(),
+    let model = ModelConfig {
+        recording: Recording::ScoresOnly,
+        ..model.clone()
     };
+    let bucket = bucket_seconds(Span::of(load));
+    let mut sweep = Sweep::new(own, |level| {
+        let policy = at_level(reactive, level, own);
+        let autoscaler = policy.compile()?;
+        let scores = run_policy(&policy.name, &autoscaler, load, &model, bucket, progress).scores;
+        Ok(FrontierPoint {
+            level,
+            target: first_target(&policy),
+            under_provisioned_minutes: scores.under_provisioned_minutes,
+            replica_hours: scores.replica_hours,
+        })
+    });
     let mut coarse = sweep_levels(level_kind, step);
     coarse.push(own);
-    sweep.run_all(&coarse, progress)?;
+    sweep.run_all(&coarse)?;
     for p in policies {
-        sweep.refine(p.under_provisioned_minutes, progress)?;
+        sweep.refine(p.under_provisioned_minutes)?;
     }
     let frontier = Frontier {
         baseline: reactive.name.clone(),
         level_kind,
         baseline_level: own,
-        points: sweep.runs.into_values().collect(),
+        points: sweep.into_points(),
     };
     let judged = policies.iter().map(|p| frontier.judge(p)).collect();
     Ok(Comparison {

@@ -18,6 +18,7 @@ pub mod bound;
 pub mod cluster;
 pub mod config;
 pub mod error;
+pub mod evaluation;
 pub mod fleet;
 pub mod forecaster;
 pub mod frontier;

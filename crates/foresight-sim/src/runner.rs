@@ -4,6 +4,7 @@
 use foresight_api::status::{EffectiveHorizontalPodAutoscalerStatus, ScalingHistory};
 use foresight_core::autoscaler::{Autoscaler, MetricSource, Target};
 use foresight_core::decision::{decide, ScaleOutcome};
+use foresight_core::trace::Sample;
 
 use crate::cluster::{timestamp, Cluster, PodTemplate};
 use crate::config::{ModelConfig, Recording};
@@ -121,9 +122,34 @@ pub fn run_policy(
     bucket_seconds: i64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> PolicyOutcome {
+    run_policy_after(
+        name,
+        autoscaler,
+        trace,
+        model,
+        bucket_seconds,
+        &[],
+        progress,
+    )
+}
+
+/// [`run_policy`] with the predictor's history already holding `prior` (the load before the
+/// trace): a replay of recent history whose predictor learned from the history before it.
+pub fn run_policy_after(
+    name: &str,
+    autoscaler: &Autoscaler,
+    trace: &LoadTrace,
+    model: &ModelConfig,
+    bucket_seconds: i64,
+    prior: &[Sample],
+    progress: &(dyn Fn(u64) + Sync),
+) -> PolicyOutcome {
     let span = Span::of(trace);
     let sync = autoscaler.settings.sync_period_seconds.max(1);
     let mut forecaster = Forecaster::for_autoscaler(autoscaler, model);
+    if let Some(f) = forecaster.as_mut() {
+        f.seed(prior);
+    }
     let grid = grid_seconds(sync, model, forecaster.as_ref());
     let pipeline_feeds = Feed::for_autoscaler(autoscaler);
     let mut pipeline = Pipeline::new(model, pipeline_feeds);
@@ -167,7 +193,12 @@ pub fn run_policy(
             started_before_scoring = Some(cluster.pods_started);
         }
         if let Some(f) = forecaster.as_mut() {
-            if let Some(peak) = f.refit_if_due(t, cluster.observation_mut()) {
+            // Headroom is learned for the start-up the decisions last assumed.
+            let startup = status.prediction.as_ref().map_or(
+                foresight_core::autoscaler::PredictionPolicy::DEFAULT_STARTUP_SECONDS,
+                |p| p.startup_seconds,
+            );
+            if let Some(peak) = f.refit_if_due(t, cluster.observation_mut(), startup) {
                 if let Some(r) = recorder.as_mut() {
                     r.forecast_peak(peak.0, peak.1);
                 }
@@ -206,6 +237,11 @@ pub fn run_policy(
                 if p.metrics.iter().any(|m| m.demoted) {
                     f.record_demoted();
                 }
+                if let Some(e) = p.metrics.iter().find_map(|m| m.evaluation.as_ref()) {
+                    if e.evaluated_at.as_second() == t {
+                        f.record_kept(e.kept);
+                    }
+                }
                 if let Some(r) = recorder.as_mut() {
                     r.prediction(t, p);
                 }
@@ -230,7 +266,13 @@ pub fn run_policy(
             let replicas = cluster.replicas();
             meter.add(b - a, cluster.ready_count(), load.min(capacity));
             if a >= score_from {
-                keeper.segment(b - a, load, capacity, replicas);
+                keeper.segment(
+                    b - a,
+                    load,
+                    capacity * model.short_from_share,
+                    capacity,
+                    replicas,
+                );
             }
             if let Some(r) = recorder.as_mut() {
                 r.segment(

@@ -54,12 +54,15 @@ pub struct ScoreKeeper {
 }
 
 impl ScoreKeeper {
-    /// Adds `dt` seconds of `load` against `capacity` with `replicas` pods.
+    /// Adds `dt` seconds of `load` against `capacity` with `replicas` pods; the pods count as
+    /// short where the load is above `short_above` (the capacity, or a share of it).
     #[inline]
-    pub fn segment(&mut self, dt: i64, load: f64, capacity: f64, replicas: i32) {
+    pub fn segment(&mut self, dt: i64, load: f64, short_above: f64, capacity: f64, replicas: i32) {
         let dtf = dt as f64;
-        if load > capacity {
+        if load > short_above && load > 0.0 {
             self.under_seconds += dt;
+        }
+        if load > capacity {
             self.overload += (load - capacity) * dtf;
         }
         self.pod_seconds += f64::from(replicas) * dtf;
@@ -150,9 +153,9 @@ mod tests {
     #[test]
     fn counts_under_provisioning_overload_and_cost() {
         let mut k = ScoreKeeper::default();
-        k.segment(60, 3.0, 4.0, 4);
+        k.segment(60, 3.0, 4.0, 4.0, 4);
         k.close_interval();
-        k.segment(120, 6.0, 4.0, 5);
+        k.segment(120, 6.0, 4.0, 4.0, 5);
         k.close_interval();
         k.decision(4, Some(5));
         k.decision(5, None);

@@ -149,7 +149,7 @@ fn the_same_inputs_and_seed_give_byte_identical_json() {
             &run(&policies, &load, &model(seed)),
             "synthetic",
             &model(seed),
-            &[],
+            None,
         )
     };
     let first = json(3);

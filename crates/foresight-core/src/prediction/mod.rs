@@ -23,7 +23,9 @@ pub mod backtest;
 pub mod config;
 pub mod dsp;
 pub mod estimator;
+pub mod evaluation;
 pub mod forecast;
+pub mod headroom;
 pub mod percentile;
 pub mod period;
 pub mod preprocess;
@@ -31,7 +33,9 @@ pub mod spectrum;
 
 pub use accuracy::{Accuracy, AccuracyTracker};
 pub use config::{ConfigError, DspConfig, PercentileConfig, PredictorConfig};
+pub use evaluation::{Evaluation, EvaluationInput};
 pub use forecast::{Algorithm, Forecast, Prediction};
+pub use headroom::Headroom;
 pub use period::Period;
 
 use crate::trace::Sample;

@@ -1,6 +1,9 @@
 //! The decision: `(autoscaler, observation, status, history, now) -> Decision`, following
 //! Kubernetes' `reconcileAutoscaler` step by step, extended with Foresight's sources and
-//! strategies, and recording every step for the explanation.
+//! strategies, and recording every step for the explanation. Prediction's part (forecasts,
+//! learned headroom, self-evaluation) is in [`prediction`].
+
+mod prediction;
 
 use std::borrow::Cow;
 
@@ -8,21 +11,18 @@ use foresight_api::hpa::MetricStatus;
 use foresight_api::spec::ScaleStrategy;
 use foresight_api::status::{
     Condition, ConditionStatus, DecisionRecord, EffectiveHorizontalPodAutoscalerStatus,
-    ForecastAccuracyStatus, LimitRecord, PredictionStatus, ProposalRecord, Recommendation,
-    ScalingHistory,
+    LimitRecord, ProposalRecord, Recommendation, ScalingHistory,
 };
 use jiff::Timestamp;
 
 use crate::autoscaler::Autoscaler;
-use crate::autoscaler::Horizon;
 use crate::behavior::{normalize, record_rescale, LimitReason, NormalizeArgs};
-use crate::conditions::{
-    self, ABLE_TO_SCALE, CRON_ACTIVE, PREDICTION_READY, READY, SCALING_ACTIVE, SCALING_LIMITED,
-};
+use crate::conditions::{self, ABLE_TO_SCALE, CRON_ACTIVE, READY, SCALING_ACTIVE, SCALING_LIMITED};
 use crate::cron::cron_proposal;
-use crate::forecasting::{self, forecast_proposal, ForecastInput, Span};
+use crate::forecasting::{ForecastInput, HeadroomInput};
 use crate::metrics::{MetricData, PodResourceSample};
 use crate::pods::Pod;
+use crate::prediction::EvaluationInput;
 use crate::proposals::{evaluate, Scale};
 use crate::replicas::ReplicaContext;
 use crate::targets;
@@ -57,6 +57,11 @@ pub struct MetricObservation {
     /// How accurate the metric's recent forecasts were; `None` before any forecast was
     /// compared with an observation.
     pub accuracy: Option<crate::prediction::Accuracy>,
+    /// The headroom learned from the metric's history (`Off` without `prediction.headroom`).
+    pub headroom: HeadroomInput,
+    /// Whether replaying the recent history showed prediction to pay (`Off` when
+    /// self-evaluation is off).
+    pub evaluation: EvaluationInput,
 }
 
 impl From<MetricData> for MetricObservation {
@@ -496,6 +501,7 @@ impl Decision {
             now: self.time,
         };
         let mut statuses = vec![MetricStatus::default(); a.metrics.len()];
+        let mut exact: Vec<Option<f64>> = vec![None; a.metrics.len()];
         let mut candidates: Vec<Candidate> = Vec::with_capacity(a.metrics.len() + 2);
         let mut invalid = 0usize;
         let mut first_failure: Option<(&'static str, String, String)> = None;
@@ -514,6 +520,7 @@ impl Decision {
             ) {
                 Ok(p) => {
                     statuses[i] = p.status;
+                    exact[i] = Some(p.exact);
                     self.record.proposals.push(ProposalRecord {
                         source: "metric".to_owned(),
                         name: friendly.to_owned(),
@@ -543,7 +550,7 @@ impl Decision {
             }
         }
         self.metric_statuses = Some(statuses);
-        self.predict(a, obs, scale, &ctx, &mut candidates);
+        self.predict(a, obs, scale, &ctx, &exact, &mut candidates);
         self.cron(a, scale, &mut candidates);
 
         // The largest proposal wins; on ties the earlier one (Kubernetes' `replicas == 0 ||
@@ -590,188 +597,6 @@ impl Decision {
         // A partial failure still scales, but the reconcile reports it.
         self.error = error;
         Some((replicas, name.into_owned()))
-    }
-
-    /// Prediction proposals: for each metric with a ready forecast that has not been demoted,
-    /// the replicas its peak over the policy's horizon needs. Metrics without one fall back to
-    /// their observed value, and the `PredictionReady` condition says why.
-    fn predict(
-        &mut self,
-        a: &Autoscaler,
-        obs: &Observation,
-        scale: &Scale,
-        ctx: &ReplicaContext<'_>,
-        candidates: &mut Vec<Candidate>,
-    ) {
-        let Some(policy) = &a.prediction else {
-            conditions::remove(&mut self.status.conditions, PREDICTION_READY);
-            self.status.prediction = None;
-            return;
-        };
-        let reach = forecasting::reach(policy, ctx.pods, a.settings.sync_period_seconds);
-        let was_demoted = |id: &str| {
-            self.status
-                .prediction
-                .as_ref()
-                .is_some_and(|p| p.metrics.iter().any(|m| m.metric == id && m.demoted))
-        };
-        let mut accuracy_status = Vec::new();
-        let mut in_use = Vec::new();
-        let mut missing = Vec::new();
-        let mut demoted = Vec::new();
-        let mut failed = false;
-        for (i, metric) in a.metrics.iter().enumerate() {
-            let id = metric.identifier();
-            let name = format!("predicted {}", metric.display_name());
-            let friendly = metric.friendly_name();
-            let seen = obs.metrics.get(i);
-            let accuracy = seen.and_then(|m| m.accuracy.as_ref());
-            let demotion = forecasting::demotion(policy, accuracy, was_demoted(&id));
-            let correction = match policy.horizon {
-                Horizon::LeadTime => forecasting::correction(accuracy),
-                Horizon::Window => 1.0,
-            };
-            let input = seen.map_or(&ForecastInput::Off, |m| &m.forecast);
-            if !matches!(input, ForecastInput::Off) {
-                // Demoted means a forecast exists and is not trusted; without one there is
-                // nothing to demote (and the condition says why there is none).
-                let demoted = demotion.is_some() && matches!(input, ForecastInput::Ready(_));
-                accuracy_status.push(accuracy_record(&id, accuracy, correction, demoted));
-            }
-            let reason = match input {
-                ForecastInput::Off => {
-                    missing.push(format!("{id}: no forecast supplied"));
-                    continue;
-                }
-                ForecastInput::NotReady(r) => r.clone(),
-                ForecastInput::Failed(e) => {
-                    failed = true;
-                    format!("history unavailable: {e}")
-                }
-                ForecastInput::Ready(_) if demotion.is_some() => {
-                    let why = demotion.unwrap_or_default();
-                    demoted.push(format!("{id}: {why}"));
-                    format!("demoted: {why}")
-                }
-                ForecastInput::Ready(f) => {
-                    let span = Span {
-                        from_seconds: match policy.horizon {
-                            Horizon::LeadTime => reach.startup_seconds,
-                            Horizon::Window => 0,
-                        },
-                        horizon_seconds: reach.horizon_seconds,
-                        correction,
-                        strict_up: policy.horizon == Horizon::LeadTime,
-                    };
-                    match forecast_proposal(
-                        metric,
-                        f,
-                        self.time,
-                        span,
-                        scale.spec_replicas,
-                        ctx.pods,
-                        ctx.tolerance,
-                    ) {
-                        Ok(p) => {
-                            let period = match f.period_seconds {
-                                Some(86_400) => ", daily period".to_owned(),
-                                Some(604_800) => ", weekly period".to_owned(),
-                                Some(s) => format!(", period {s}s"),
-                                None => String::new(),
-                            };
-                            let reach_text = match policy.horizon {
-                                Horizon::LeadTime => format!(
-                                    "next {}s (start-up {}s{} + 2 syncs), forecast x{:.2}",
-                                    reach.horizon_seconds,
-                                    reach.startup_seconds,
-                                    if reach.startup_measured {
-                                        " measured"
-                                    } else {
-                                        ""
-                                    },
-                                    correction
-                                ),
-                                Horizon::Window => format!("window {}s", reach.horizon_seconds),
-                            };
-                            self.record.proposals.push(ProposalRecord {
-                                source: "prediction".to_owned(),
-                                name: friendly.to_owned(),
-                                replicas: Some(p.replicas),
-                                current: Some(format!("peak {:.3} at {}", p.peak, p.peak_time)),
-                                target: Some(p.target),
-                                detail: Some(format!(
-                                    "{}{period}, estimator {}, {reach_text}",
-                                    f.algorithm, f.estimator
-                                )),
-                                ..Default::default()
-                            });
-                            in_use.push(format!("{id} ({}{period})", f.algorithm));
-                            candidates.push(Candidate {
-                                replicas: p.replicas,
-                                name: Cow::Owned(name),
-                            });
-                            continue;
-                        }
-                        Err(e) => e,
-                    }
-                }
-            };
-            self.record.proposals.push(ProposalRecord {
-                source: "prediction".to_owned(),
-                name: friendly.to_owned(),
-                error: Some(reason.clone()),
-                ..Default::default()
-            });
-            missing.push(format!("{id}: {reason}"));
-        }
-        self.status.prediction = Some(PredictionStatus {
-            horizon: match policy.horizon {
-                Horizon::LeadTime => "LeadTime",
-                Horizon::Window => "Window",
-            }
-            .to_owned(),
-            horizon_seconds: reach.horizon_seconds,
-            startup_seconds: reach.startup_seconds,
-            startup_measured: reach.startup_measured,
-            metrics: accuracy_status,
-        });
-        let (status, reason, message) = match (in_use.is_empty(), missing.is_empty()) {
-            (false, true) => (
-                true,
-                "PredictSucceed",
-                format!("forecasts in use: {}", in_use.join(", ")),
-            ),
-            (false, false) => (
-                false,
-                "PredictPartial",
-                format!(
-                    "forecasts in use: {}; observed metrics only for {}",
-                    in_use.join(", "),
-                    missing.join("; ")
-                ),
-            ),
-            _ if !demoted.is_empty() => (
-                false,
-                "ForecastInaccurate",
-                format!(
-                    "prediction demoted, scaling on observed metrics: {}",
-                    demoted.join("; ")
-                ),
-            ),
-            _ => (
-                false,
-                if failed {
-                    "PredictFailed"
-                } else {
-                    "PredictNotReady"
-                },
-                format!(
-                    "no forecast in use, scaling on observed metrics: {}",
-                    missing.join("; ")
-                ),
-            ),
-        };
-        self.set(PREDICTION_READY, status, reason, &message);
     }
 
     /// The cron proposal: the largest active `targetReplicas`, exactly (no tolerance); with
@@ -1077,25 +902,6 @@ impl Decision {
     }
 }
 
-/// One metric's accuracy as status shows it (whole percents).
-fn accuracy_record(
-    metric: &str,
-    accuracy: Option<&crate::prediction::Accuracy>,
-    correction: f64,
-    demoted: bool,
-) -> ForecastAccuracyStatus {
-    let pct = |v: f64| v.round().clamp(0.0, 1e9) as i64;
-    ForecastAccuracyStatus {
-        metric: metric.to_owned(),
-        samples: accuracy.map_or(0, |a| i64::from(a.samples)),
-        error_percent: accuracy.map_or(0, |a| pct(a.error_percent)),
-        mape_percent: accuracy.map_or(0, |a| pct(a.mape_percent)),
-        under_forecast_percent: accuracy.map_or(0, |a| pct(a.under_forecast_percent)),
-        peak_error_percent: accuracy.map_or(0, |a| pct(a.peak_error_percent)),
-        correction_percent: ((correction - 1.0) * 100.0).round() as i64,
-        demoted,
-    }
-}
 /// What an object whose spec cannot be compiled gets instead of a decision: `ScalingActive`
 /// and `Ready` false with reason `InvalidSpec` and `message` (the field errors), the rest of
 /// `prior` kept, and one warning event saying the same. The workload is not touched.

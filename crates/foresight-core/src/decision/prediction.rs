@@ -1,0 +1,438 @@
+//! Prediction's part of the decision. For each metric: self-evaluation decides whether
+//! prediction may propose at all (it replayed the recent history with and without it); then
+//! the forecast proposes the replicas its peak over the horizon needs (unless it is not
+//! ready or demoted), and learned headroom proposes the replicas that carry the observed load
+//! plus the rise this hour of the day has shown. Metrics without a proposal fall back to their
+//! observed value, and the `PredictionReady` condition says why.
+
+use std::borrow::Cow;
+
+use foresight_api::status::{
+    EvaluationStatus, ForecastAccuracyStatus, PredictionStatus, ProposalRecord,
+};
+
+use super::{Candidate, Decision, Observation};
+use crate::autoscaler::{Autoscaler, Horizon, Metric, PredictionPolicy, Target};
+use crate::conditions::{self, PREDICTION_READY};
+use crate::forecasting::{self, forecast_proposal, ForecastInput, HeadroomInput, Reach, Span};
+use crate::prediction::{Accuracy, Evaluation, EvaluationInput, Forecast};
+use crate::proposals::Scale;
+use crate::replicas::{ceil_i32, ReplicaContext};
+
+/// Why a metric's prediction proposes nothing, by the condition reason it leads to.
+enum Idle {
+    /// No forecast (or none that covers the horizon), or self-evaluation has no verdict yet.
+    NotReady(String),
+    /// The history could not be read.
+    Failed(String),
+    /// The forecast is demoted for being wrong.
+    Demoted(String),
+    /// The replay of the recent history showed no saving.
+    NoSaving(String),
+}
+
+/// What one metric's prediction gave: a description of each proposal made, and why the
+/// forecast made none when it did not.
+#[derive(Default)]
+struct MetricOutcome {
+    in_use: Vec<String>,
+    idle: Option<Idle>,
+}
+
+/// The metric's pieces of the observation.
+struct Seen<'o> {
+    forecast: &'o ForecastInput,
+    accuracy: Option<&'o Accuracy>,
+    headroom: &'o HeadroomInput,
+    evaluation: &'o EvaluationInput,
+}
+
+impl Decision {
+    /// Prediction's proposals for every metric (see the module docs), `status.prediction`
+    /// and the `PredictionReady` condition. `exact` holds each metric's observed need at its
+    /// target (unrounded), `None` where the metric could not be read.
+    pub(super) fn predict(
+        &mut self,
+        a: &Autoscaler,
+        obs: &Observation,
+        scale: &Scale,
+        ctx: &ReplicaContext<'_>,
+        exact: &[Option<f64>],
+        candidates: &mut Vec<Candidate>,
+    ) {
+        let Some(policy) = &a.prediction else {
+            conditions::remove(&mut self.status.conditions, PREDICTION_READY);
+            self.status.prediction = None;
+            return;
+        };
+        let reach = forecasting::reach(policy, ctx.pods, a.settings.sync_period_seconds);
+        let mut records = Vec::new();
+        let mut outcomes = Vec::with_capacity(a.metrics.len());
+        for (i, metric) in a.metrics.iter().enumerate() {
+            let m = obs.metrics.get(i);
+            let seen = Seen {
+                forecast: m.map_or(&ForecastInput::Off, |m| &m.forecast),
+                accuracy: m.and_then(|m| m.accuracy.as_ref()),
+                headroom: m.map_or(&HeadroomInput::Off, |m| &m.headroom),
+                evaluation: m.map_or(&EvaluationInput::Off, |m| &m.evaluation),
+            };
+            let need = exact.get(i).copied().flatten();
+            let (outcome, record) =
+                self.predict_metric(policy, metric, &seen, need, reach, scale, ctx, candidates);
+            outcomes.push((metric.identifier(), outcome));
+            records.extend(record);
+        }
+        self.status.prediction = Some(PredictionStatus {
+            horizon: match policy.horizon {
+                Horizon::LeadTime => "LeadTime",
+                Horizon::Window => "Window",
+            }
+            .to_owned(),
+            horizon_seconds: reach.horizon_seconds,
+            startup_seconds: reach.startup_seconds,
+            startup_measured: reach.startup_measured,
+            metrics: records,
+        });
+        self.set_prediction_condition(&outcomes);
+    }
+
+    /// One metric's prediction: the self-evaluation gate, the forecast, the headroom. Returns
+    /// what it did and the metric's entry in `status.prediction.metrics` (none when
+    /// prediction does not cover it).
+    #[allow(clippy::too_many_arguments)]
+    fn predict_metric(
+        &mut self,
+        policy: &PredictionPolicy,
+        metric: &Metric,
+        seen: &Seen<'_>,
+        need: Option<f64>,
+        reach: Reach,
+        scale: &Scale,
+        ctx: &ReplicaContext<'_>,
+        candidates: &mut Vec<Candidate>,
+    ) -> (MetricOutcome, Option<ForecastAccuracyStatus>) {
+        let id = metric.identifier();
+        let previous = self
+            .status
+            .prediction
+            .as_ref()
+            .and_then(|p| p.metrics.iter().find(|m| m.metric == id));
+        let was_demoted = previous.is_some_and(|m| m.demoted);
+        // Until a verdict says otherwise, prediction proposes (see `gate`).
+        let was_kept = previous
+            .and_then(|m| m.evaluation.as_ref())
+            .is_none_or(|e| e.kept);
+        let demotion = forecasting::demotion(policy, seen.accuracy, was_demoted);
+        let correction = match policy.horizon {
+            Horizon::LeadTime => forecasting::correction(seen.accuracy),
+            Horizon::Window => 1.0,
+        };
+        let covered = !matches!(seen.forecast, ForecastInput::Off)
+            || !matches!(seen.evaluation, EvaluationInput::Off);
+        let evaluation = match seen.evaluation {
+            EvaluationInput::Done(e) => Some((e, e.keeps_prediction(was_kept))),
+            _ => None,
+        };
+        // Demoted means a forecast exists and is not trusted; without one there is nothing
+        // to demote (and the condition says why there is none).
+        let demoted = demotion.is_some() && matches!(seen.forecast, ForecastInput::Ready(_));
+        let record =
+            covered.then(|| accuracy_record(&id, seen.accuracy, correction, demoted, evaluation));
+        let mut outcome = MetricOutcome::default();
+        if let Some(idle) = gate(policy, seen.evaluation, was_kept) {
+            self.record_idle(metric, &idle);
+            outcome.idle = Some(idle);
+            return (outcome, record);
+        }
+        let forecast = match (seen.forecast, demotion) {
+            (ForecastInput::Off, _) => Err(Idle::NotReady(format!("{id}: no forecast supplied"))),
+            (ForecastInput::NotReady(r), _) => Err(Idle::NotReady(r.clone())),
+            (ForecastInput::Failed(e), _) => Err(Idle::Failed(format!("history unavailable: {e}"))),
+            (ForecastInput::Ready(_), Some(why)) => Err(Idle::Demoted(why)),
+            (ForecastInput::Ready(f), None) => {
+                let span = Span {
+                    from_seconds: match policy.horizon {
+                        Horizon::LeadTime => reach.startup_seconds,
+                        Horizon::Window => 0,
+                    },
+                    horizon_seconds: reach.horizon_seconds,
+                    correction,
+                    strict_up: policy.horizon == Horizon::LeadTime,
+                };
+                self.forecast_candidate(policy, metric, f, span, reach, scale, ctx, candidates)
+                    .map_err(Idle::NotReady)
+            }
+        };
+        match forecast {
+            Ok(text) => outcome.in_use.push(text),
+            Err(idle) => {
+                if !matches!(seen.forecast, ForecastInput::Off) {
+                    self.record_idle(metric, &idle);
+                }
+                outcome.idle = Some(idle);
+            }
+        }
+        // The shell learns headroom only when the spec asks for it; a stale input for a spec
+        // that turned it off proposes nothing.
+        let headroom = seen.headroom;
+        if let (Some(need), HeadroomInput::Ready(h), Some(_)) =
+            (need, headroom, policy.headroom_quantile)
+        {
+            if self.headroom_candidate(metric, h, need, scale, ctx, candidates) {
+                outcome.in_use.push(format!("{id} (headroom)"));
+            }
+        }
+        (outcome, record)
+    }
+
+    /// The forecast's proposal; `Ok` describes it for the condition, `Err` says why the
+    /// forecast could not be used.
+    #[allow(clippy::too_many_arguments)]
+    fn forecast_candidate(
+        &mut self,
+        policy: &PredictionPolicy,
+        metric: &Metric,
+        f: &Forecast,
+        span: Span,
+        reach: Reach,
+        scale: &Scale,
+        ctx: &ReplicaContext<'_>,
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<String, String> {
+        let p = forecast_proposal(
+            metric,
+            f,
+            self.time,
+            span,
+            scale.spec_replicas,
+            ctx.pods,
+            ctx.tolerance,
+        )?;
+        let period = match f.period_seconds {
+            Some(86_400) => ", daily period".to_owned(),
+            Some(604_800) => ", weekly period".to_owned(),
+            Some(s) => format!(", period {s}s"),
+            None => String::new(),
+        };
+        let reach_text = match policy.horizon {
+            Horizon::LeadTime => format!(
+                "next {}s (start-up {}s{} + 2 syncs), forecast x{:.2}",
+                reach.horizon_seconds,
+                reach.startup_seconds,
+                if reach.startup_measured {
+                    " measured"
+                } else {
+                    ""
+                },
+                span.correction
+            ),
+            Horizon::Window => format!("window {}s", reach.horizon_seconds),
+        };
+        self.record.proposals.push(ProposalRecord {
+            source: "prediction".to_owned(),
+            name: metric.friendly_name().to_owned(),
+            replicas: Some(p.replicas),
+            current: Some(format!("peak {:.3} at {}", p.peak, p.peak_time)),
+            target: Some(p.target),
+            detail: Some(format!(
+                "{}{period}, estimator {}, {reach_text}",
+                f.algorithm, f.estimator
+            )),
+            ..Default::default()
+        });
+        candidates.push(Candidate {
+            replicas: p.replicas,
+            name: Cow::Owned(format!("predicted {}", metric.display_name())),
+        });
+        Ok(format!("{} ({}{period})", metric.identifier(), f.algorithm))
+    }
+
+    /// Learned headroom's proposal: the replicas that carry the observed load plus the rise
+    /// this hour has shown, at full capacity (the risk is being short, not being above the
+    /// target). It only adds a candidate, so it never lowers what the observed metrics
+    /// propose. Returns whether it proposed.
+    fn headroom_candidate(
+        &mut self,
+        metric: &Metric,
+        h: &crate::prediction::Headroom,
+        need: f64,
+        scale: &Scale,
+        ctx: &ReplicaContext<'_>,
+        candidates: &mut Vec<Candidate>,
+    ) -> bool {
+        // A Utilization target runs below the pods' requests, which are what they carry.
+        let carried = match metric.target {
+            Target::Utilization(pct) => need * f64::from(pct) / 100.0,
+            _ => need,
+        };
+        let rise = h.rise_at(self.time.as_second());
+        let Ok(extra) =
+            forecasting::replicas_at_capacity(metric, rise, scale.spec_replicas, ctx.pods)
+        else {
+            return false;
+        };
+        if !(extra.is_finite() && extra >= 0.0 && carried.is_finite()) {
+            return false;
+        }
+        let replicas = ceil_i32(carried + extra);
+        self.record.proposals.push(ProposalRecord {
+            source: "headroom".to_owned(),
+            name: metric.friendly_name().to_owned(),
+            replicas: Some(replicas),
+            current: Some(format!(
+                "{carried:.2} pods of load + {extra:.2} for a rise of {rise:.3}"
+            )),
+            detail: Some(format!(
+                "the {:.1}% quantile of this hour's rise {}-{}s ahead, from {} samples",
+                h.quantile * 100.0,
+                h.lead_from_seconds,
+                h.lead_to_seconds,
+                h.samples
+            )),
+            ..Default::default()
+        });
+        candidates.push(Candidate {
+            replicas,
+            name: Cow::Owned(format!("headroom {}", metric.display_name())),
+        });
+        true
+    }
+
+    /// Records why the metric's prediction proposed nothing.
+    fn record_idle(&mut self, metric: &Metric, idle: &Idle) {
+        let reason = match idle {
+            Idle::NotReady(r) | Idle::Failed(r) => r.clone(),
+            Idle::Demoted(r) => format!("demoted: {r}"),
+            Idle::NoSaving(r) => format!("off: {r}"),
+        };
+        self.record.proposals.push(ProposalRecord {
+            source: "prediction".to_owned(),
+            name: metric.friendly_name().to_owned(),
+            error: Some(reason),
+            ..Default::default()
+        });
+    }
+
+    /// `PredictionReady`: true when every metric's prediction proposes; otherwise false,
+    /// with the reason of what held it back.
+    fn set_prediction_condition(&mut self, outcomes: &[(String, MetricOutcome)]) {
+        let mut in_use = Vec::new();
+        let mut missing = Vec::new();
+        let (mut demoted, mut no_saving, mut failed) = (Vec::new(), Vec::new(), false);
+        for (id, o) in outcomes {
+            in_use.extend(o.in_use.iter().cloned());
+            let Some(idle) = &o.idle else { continue };
+            match idle {
+                Idle::NotReady(r) => missing.push(format!("{id}: {r}")),
+                Idle::Failed(r) => {
+                    failed = true;
+                    missing.push(format!("{id}: {r}"));
+                }
+                Idle::Demoted(r) => {
+                    demoted.push(format!("{id}: {r}"));
+                    missing.push(format!("{id}: demoted: {r}"));
+                }
+                Idle::NoSaving(r) => {
+                    no_saving.push(format!("{id}: {r}"));
+                    missing.push(format!("{id}: off: {r}"));
+                }
+            }
+            // A metric whose headroom proposes is in use even while its forecast is not.
+            if !o.in_use.is_empty() {
+                missing.pop();
+            }
+        }
+        let (status, reason, message) = match (in_use.is_empty(), missing.is_empty()) {
+            (false, true) => (
+                true,
+                "PredictSucceed",
+                format!("forecasts in use: {}", in_use.join(", ")),
+            ),
+            (false, false) => (
+                false,
+                "PredictPartial",
+                format!(
+                    "forecasts in use: {}; observed metrics only for {}",
+                    in_use.join(", "),
+                    missing.join("; ")
+                ),
+            ),
+            _ if !no_saving.is_empty() => (
+                false,
+                "NoSavingInReplay",
+                format!(
+                    "prediction off where replaying the recent history showed no saving at equal \
+                     shortfall, scaling on observed metrics: {}",
+                    no_saving.join("; ")
+                ),
+            ),
+            _ if !demoted.is_empty() => (
+                false,
+                "ForecastInaccurate",
+                format!(
+                    "prediction demoted, scaling on observed metrics: {}",
+                    demoted.join("; ")
+                ),
+            ),
+            _ => (
+                false,
+                if failed {
+                    "PredictFailed"
+                } else {
+                    "PredictNotReady"
+                },
+                format!(
+                    "no forecast in use, scaling on observed metrics: {}",
+                    missing.join("; ")
+                ),
+            ),
+        };
+        self.set(PREDICTION_READY, status, reason, &message);
+    }
+}
+
+/// Whether self-evaluation lets prediction propose: `None` when it may. Before the first
+/// verdict (too little history to replay) it may: the history it records meanwhile is what
+/// the first replay judges, and a replay of history recorded while prediction was off
+/// cannot see the spikes prediction would have met once the pods saturated.
+fn gate(policy: &PredictionPolicy, evaluation: &EvaluationInput, was_kept: bool) -> Option<Idle> {
+    if !policy.self_evaluation {
+        return None;
+    }
+    match evaluation {
+        EvaluationInput::Off | EvaluationInput::Pending(_) => None,
+        EvaluationInput::Done(e) if e.keeps_prediction(was_kept) => None,
+        EvaluationInput::Done(e) => Some(Idle::NoSaving(e.describe())),
+    }
+}
+
+/// One metric's accuracy and self-evaluation as status shows them (whole numbers).
+fn accuracy_record(
+    metric: &str,
+    accuracy: Option<&Accuracy>,
+    correction: f64,
+    demoted: bool,
+    evaluation: Option<(&Evaluation, bool)>,
+) -> ForecastAccuracyStatus {
+    let pct = |v: f64| v.round().clamp(0.0, 1e9) as i64;
+    let whole = |v: f64| v.round().clamp(-1e12, 1e12) as i64;
+    ForecastAccuracyStatus {
+        metric: metric.to_owned(),
+        samples: accuracy.map_or(0, |a| i64::from(a.samples)),
+        error_percent: accuracy.map_or(0, |a| pct(a.error_percent)),
+        mape_percent: accuracy.map_or(0, |a| pct(a.mape_percent)),
+        under_forecast_percent: accuracy.map_or(0, |a| pct(a.under_forecast_percent)),
+        peak_error_percent: accuracy.map_or(0, |a| pct(a.peak_error_percent)),
+        correction_percent: ((correction - 1.0) * 100.0).round() as i64,
+        demoted,
+        evaluation: evaluation.map(|(e, kept)| EvaluationStatus {
+            evaluated_at: jiff::Timestamp::from_second(e.at).unwrap_or_default(),
+            replayed_seconds: e.replayed_seconds,
+            kept,
+            saving_percent: whole(e.saving_percent()),
+            predictive_under_seconds: whole(e.predictive_under_seconds),
+            predictive_replica_hours: whole(e.predictive_replica_hours),
+            reactive_replica_hours: whole(e.equal_shortfall_replica_hours),
+        }),
+    }
+}
