@@ -434,9 +434,15 @@ fn convert_prediction(
             percentile,
         }),
         history_queries: (!history_queries.is_empty()).then_some(history_queries),
-        // Crane scales for the peak of the whole window; an imported manifest keeps doing so
-        // until its owner chooses the lead-time horizon.
+        // Crane scales for the peak of the whole window, with no learned headroom and no
+        // replay of its own history; an imported manifest keeps doing so until its owner
+        // chooses otherwise.
         horizon: Some("Window".to_owned()),
+        headroom: Some(crate::prediction::HeadroomSpec {
+            enabled: Some(false),
+            ..Default::default()
+        }),
+        self_evaluation: Some(false),
         ..Default::default()
     })
 }
@@ -781,6 +787,9 @@ spec:
     historyQueries:
       resource.cpu: sum(rate(container_cpu_usage_seconds_total{pod=~"php-apache-.*"}[5m]))
     horizon: Window
+    headroom:
+      enabled: false
+    selfEvaluation: false
   crons:
   - name: cron1
     description: scale up in the morning

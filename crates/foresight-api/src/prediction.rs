@@ -68,9 +68,10 @@ pub struct HeadroomSpec {
     /// manifests, as Crane has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// The share of the time, in percent, the load may rise above what the metric's target
-    /// carries before new pods are ready (e.g. `"1"` or `"0.5"`; more than 0, at most 50).
-    /// Smaller holds more capacity at the hours the load jumps.
+    /// The share of the time, in percent, the load may outgrow what the pods carry (their
+    /// requests for a Utilization target, the target for a value target) before new pods are
+    /// ready (e.g. `"1"` or `"0.5"`; more than 0, at most 50; default 1). Smaller holds more
+    /// capacity at the hours the load jumps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = crate::schema::positive_quantity)]
     pub risk_budget_percent: Option<Quantity>,

@@ -23,8 +23,9 @@ use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::decision::{
     decide, invalid_spec, reads_metrics, Event, MetricObservation, Observation, ScaleOutcome,
 };
-use foresight_core::forecasting::ForecastInput;
+use foresight_core::forecasting::{self, ForecastInput};
 use foresight_core::history;
+use foresight_sim::evaluation::Assumptions;
 use jiff::Timestamp;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -414,7 +415,7 @@ async fn reconcile_inner(
 /// Reads the world for one decision.
 async fn observe(
     ctx: &ReconcileContext,
-    autoscaler: &Autoscaler,
+    autoscaler: &Arc<Autoscaler>,
     name: &str,
     spec_changed: bool,
     now: Timestamp,
@@ -435,15 +436,26 @@ async fn observe(
         .map(|cache| cache.accuracy(autoscaler))
         .unwrap_or_default()
         .into_iter();
+    let mut learned = ctx
+        .forecasts
+        .as_ref()
+        .map(|cache| cache.learned(autoscaler))
+        .unwrap_or_default()
+        .into_iter();
     let mut observation = Observation {
         conflicts,
         metrics: autoscaler
             .metrics
             .iter()
-            .map(|_| MetricObservation {
-                forecast: forecasts.next().unwrap_or_default(),
-                accuracy: accuracy.next().flatten(),
-                ..MetricObservation::default()
+            .map(|_| {
+                let (headroom, evaluation) = learned.next().unwrap_or_default();
+                MetricObservation {
+                    forecast: forecasts.next().unwrap_or_default(),
+                    accuracy: accuracy.next().flatten(),
+                    headroom,
+                    evaluation,
+                    ..MetricObservation::default()
+                }
             })
             .collect(),
         ..Default::default()
@@ -466,6 +478,19 @@ async fn observe(
     };
     if reads_metrics(autoscaler, &scale, !observation.conflicts.is_empty()) {
         observation.pods = ctx.pods.select(ns, &selector);
+        if let (Some(cache), Some(policy)) = (&ctx.forecasts, &autoscaler.prediction) {
+            // What the decision will assume of the workload, for the cache's headroom and
+            // replays.
+            let reach = forecasting::reach(
+                policy,
+                &observation.pods,
+                autoscaler.settings.sync_period_seconds,
+            );
+            cache.learn_about(
+                autoscaler,
+                Assumptions::from_pods(&observation.pods, reach.startup_seconds),
+            );
+        }
         let Readings {
             resource_metrics,
             metrics,

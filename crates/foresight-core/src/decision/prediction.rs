@@ -393,14 +393,20 @@ impl Decision {
 
 /// Whether self-evaluation lets prediction propose: `None` when it may. Before the first
 /// verdict (too little history to replay) it may: the history it records meanwhile is what
-/// the first replay judges, and a replay of history recorded while prediction was off
-/// cannot see the spikes prediction would have met once the pods saturated.
+/// the first replay judges, and a replay of history recorded while prediction was off sees
+/// the spikes prediction would have met only as saturated pods. Between a restart and the
+/// next verdict, the previous verdict (in status) holds.
 fn gate(policy: &PredictionPolicy, evaluation: &EvaluationInput, was_kept: bool) -> Option<Idle> {
     if !policy.self_evaluation {
         return None;
     }
     match evaluation {
-        EvaluationInput::Off | EvaluationInput::Pending(_) => None,
+        EvaluationInput::Off => None,
+        // A restarted shell has no verdict yet; the previous one, in status, still holds.
+        EvaluationInput::Pending(_) if !was_kept => Some(Idle::NoSaving(
+            "the last replay showed no saving; waiting for the next".to_owned(),
+        )),
+        EvaluationInput::Pending(_) => None,
         EvaluationInput::Done(e) if e.keeps_prediction(was_kept) => None,
         EvaluationInput::Done(e) => Some(Idle::NoSaving(e.describe())),
     }

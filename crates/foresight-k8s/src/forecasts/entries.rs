@@ -4,9 +4,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 
-use foresight_core::autoscaler::PredictionPolicy;
-use foresight_core::prediction::{AccuracyTracker, Forecast, PredictorConfig};
+use std::sync::Arc;
+
+use foresight_core::autoscaler::{Autoscaler, PredictionPolicy};
+use foresight_core::forecasting::HeadroomInput;
+use foresight_core::prediction::{AccuracyTracker, EvaluationInput, Forecast, PredictorConfig};
 use foresight_core::trace::Sample;
+use foresight_sim::evaluation::Assumptions;
 use jiff::Timestamp;
 
 /// Refresh counters, for `/metrics`. All only ever grow except `entries` and `in_flight`.
@@ -38,11 +42,31 @@ pub(super) struct Counters {
 /// What one refresh produced.
 #[derive(Clone, Debug)]
 pub(super) enum Outcome {
-    /// A forecast, and the history it was made from (to score the previous forecast).
-    Forecast(Forecast, Vec<Sample>),
-    /// No forecast, and the history read (to score the previous forecast all the same).
-    NotReady(String, Vec<Sample>),
+    /// A forecast, the history it was made from (to score the previous forecast), and what
+    /// was learned from that history.
+    Forecast(Forecast, Vec<Sample>, Learned),
+    /// No forecast, the history read (to score the previous forecast all the same), and what
+    /// was learned from it.
+    NotReady(String, Vec<Sample>, Learned),
     Failed(String),
+}
+
+/// What a refresh learned from the history besides the forecast: the headroom (when the spec
+/// asks for it), and a new self-evaluation verdict (when one was due).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Learned {
+    pub(super) headroom: HeadroomInput,
+    pub(super) evaluation: Option<EvaluationInput>,
+}
+
+/// What the cache needs to learn headroom and to judge prediction for one metric: the
+/// autoscaler as it was last compiled (narrowed to the metric at evaluation), and what the
+/// decisions last assumed of the workload.
+#[derive(Clone, Debug)]
+pub(super) struct Workload {
+    pub(super) autoscaler: Arc<Autoscaler>,
+    pub(super) index: usize,
+    pub(super) assumptions: Assumptions,
 }
 
 /// Refreshes have been failing since `since`; `error` is the latest failure.
@@ -76,6 +100,16 @@ pub(super) struct Entry {
     pub(super) running: bool,
     /// Bumped on every restart, so a refresh started for an older spec is discarded.
     pub(super) generation: u64,
+    /// The headroom quantile the spec asks for (`None`: no headroom).
+    pub(super) headroom_quantile: Option<f64>,
+    /// Whether the spec asks for self-evaluation.
+    pub(super) self_evaluation: bool,
+    /// The workload, once a reconcile has told (see `ForecastCache::learn_about`).
+    pub(super) workload: Option<Workload>,
+    /// The headroom learned at the last refresh.
+    pub(super) headroom: HeadroomInput,
+    /// Self-evaluation's latest verdict.
+    pub(super) evaluation: EvaluationInput,
 }
 
 impl Entry {
@@ -101,6 +135,11 @@ impl Entry {
             failures: 0,
             running: false,
             generation,
+            headroom_quantile: None,
+            self_evaluation: false,
+            workload: None,
+            headroom: HeadroomInput::Off,
+            evaluation: EvaluationInput::Off,
         }
     }
 }

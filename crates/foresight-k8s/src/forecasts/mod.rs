@@ -20,8 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use foresight_core::autoscaler::Autoscaler;
-use foresight_core::forecasting::ForecastInput;
-use foresight_core::prediction::{Accuracy, Prediction, PredictorConfig};
+use foresight_core::forecasting::{ForecastInput, HeadroomInput};
+use foresight_core::prediction::{Accuracy, EvaluationInput};
+use foresight_sim::evaluation::Assumptions;
 use jiff::Timestamp;
 use tokio::sync::{Notify, Semaphore};
 
@@ -29,11 +30,12 @@ use crate::prometheus::promql::history_query;
 use crate::prometheus::PrometheusClient;
 
 mod entries;
+mod learning;
 mod predictor;
+mod refresh;
 
 pub use entries::RefreshStats;
-use entries::{Counters, Entries, Entry, Failure, Key, Outcome};
-use predictor::samples;
+use entries::{Counters, Entries, Entry, Key, Workload};
 pub use predictor::{CorePredictor, HistoryWindow, Predictor};
 
 /// How the cache refreshes.
@@ -322,6 +324,15 @@ impl ForecastCache {
                 );
             }
             entry.accuracy_window = policy.accuracy_window_seconds;
+            entry.headroom_quantile = policy.headroom_quantile;
+            entry.self_evaluation = policy.self_evaluation;
+            // Turned off in the spec: nothing learned before may be offered any more.
+            if entry.headroom_quantile.is_none() {
+                entry.headroom = HeadroomInput::Off;
+            }
+            if !entry.self_evaluation {
+                entry.evaluation = EvaluationInput::Off;
+            }
             if !entry.running && entry.due <= now && entry.query.is_ok() {
                 entry.running = true;
                 due.push(entry_key);
@@ -342,6 +353,43 @@ impl ForecastCache {
         entry_ids(autoscaler)
             .iter()
             .map(|id| entries.get(id).and_then(|e| e.accuracy.summary()))
+            .collect()
+    }
+
+    /// Tells the cache what the latest decision knew of `autoscaler`'s workload (its pods'
+    /// requests and start-up time), for learning headroom and replaying history at the next
+    /// refreshes. Cheap: it keeps a reference to the compiled autoscaler.
+    pub fn learn_about(&self, autoscaler: &Arc<Autoscaler>, assumptions: Assumptions) {
+        let key = autoscaler_key(autoscaler);
+        let mut all = self.lock();
+        let entries = all.of_autoscaler(&key);
+        for (index, id) in entry_ids(autoscaler).into_iter().enumerate() {
+            if let Some(entry) = entries.get_mut(&id) {
+                entry.workload = Some(Workload {
+                    autoscaler: Arc::clone(autoscaler),
+                    index,
+                    assumptions,
+                });
+            }
+        }
+    }
+
+    /// The headroom learned and self-evaluation's latest verdict for each metric of
+    /// `autoscaler`, in spec order; empty when prediction is off.
+    pub fn learned(&self, autoscaler: &Autoscaler) -> Vec<(HeadroomInput, EvaluationInput)> {
+        if autoscaler.prediction_window_seconds.is_none() {
+            return Vec::new();
+        }
+        let key = autoscaler_key(autoscaler);
+        let mut all = self.lock();
+        let entries = all.of_autoscaler(&key);
+        entry_ids(autoscaler)
+            .iter()
+            .map(|id| {
+                entries.get(id).map_or_else(Default::default, |e| {
+                    (e.headroom.clone(), e.evaluation.clone())
+                })
+            })
             .collect()
     }
 
@@ -387,213 +435,14 @@ impl ForecastCache {
             ),
         }
     }
-
-    /// Refreshes one entry: history from Prometheus, then the predictor on a blocking thread.
-    async fn run_refresh(self, key: Key, now: Timestamp) {
-        // Should the refresh stop without recording (a panic), the guard frees the entry so
-        // that it is retried instead of waiting forever.
-        let mut guard = RunningGuard {
-            cache: self.clone(),
-            key: key.clone(),
-            now,
-            armed: true,
-        };
-        self.refresh_entry(&key, now).await;
-        guard.armed = false;
-    }
-
-    async fn refresh_entry(&self, key: &Key, now: Timestamp) {
-        let (query, predictor, generation) = {
-            let entries = self.lock();
-            let Some(entry) = entries.get(key) else {
-                return;
-            };
-            let Ok(query) = entry.query.clone() else {
-                return;
-            };
-            (query, entry.predictor.clone(), entry.generation)
-        };
-        let counters = &self.inner.counters;
-        // The semaphore is never closed, so acquiring fails only if it were; then refresh
-        // without a permit rather than never.
-        let _permit = self.inner.permits.clone().acquire_owned().await.ok();
-        counters.started.fetch_add(1, Ordering::Relaxed);
-        counters.in_flight.fetch_add(1, Ordering::Relaxed);
-        let outcome = self.compute(&query, predictor, now).await;
-        counters.in_flight.fetch_sub(1, Ordering::Relaxed);
-        let counter = match &outcome {
-            Outcome::Forecast(..) => &counters.succeeded,
-            Outcome::NotReady(..) => &counters.not_ready,
-            Outcome::Failed(e) => {
-                tracing::warn!(autoscaler = %key.0, metric = %key.1, error = %e, "forecast refresh failed");
-                &counters.failed
-            }
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        self.record(key, generation, outcome, now);
-        self.inner.refreshed.notify_waiters();
-    }
-
-    async fn compute(&self, query: &str, config: PredictorConfig, now: Timestamp) -> Outcome {
-        let window = self.inner.predictor.history(&config);
-        let step = window.step.as_secs().max(1);
-        let step_i64 = i64::try_from(step).unwrap_or(i64::MAX);
-        // Align the range to the step grid so successive refreshes see the same sample times.
-        let end = now
-            .as_second()
-            .div_euclid(step_i64)
-            .saturating_mul(step_i64);
-        let length = i64::try_from(window.length.as_secs()).unwrap_or(i64::MAX);
-        let (Ok(start), Ok(end)) = (
-            Timestamp::from_second(end.saturating_sub(length)),
-            Timestamp::from_second(end),
-        ) else {
-            return Outcome::Failed("the history range is out of range".to_owned());
-        };
-        let series = match self
-            .inner
-            .client
-            .query_range(query, start, end, Duration::from_secs(step))
-            .await
-        {
-            Ok(s) => s,
-            Err(e) => return Outcome::Failed(e.to_string()),
-        };
-        let points = match series.len() {
-            0 => {
-                return Outcome::NotReady(
-                    format!("the history query returned no data: {query}"),
-                    Vec::new(),
-                )
-            }
-            1 => series.into_iter().next().map(|s| s.points).unwrap_or_default(),
-            n => {
-                return Outcome::Failed(format!(
-                    "the history query returned {n} series; it must return one (aggregate it, e.g. with sum(...)): {query}"
-                ))
-            }
-        };
-        let predictor = Arc::clone(&self.inner.predictor);
-        let prediction = tokio::task::spawn_blocking(move || {
-            let p = predictor.predict(&config, &points, now);
-            (p, samples(&points))
-        })
-        .await;
-        match prediction {
-            Ok((Prediction::Ready(f), points)) => Outcome::Forecast(f, points),
-            Ok((Prediction::NotReady { reason }, points)) => Outcome::NotReady(reason, points),
-            Err(e) => Outcome::Failed(format!("the predictor stopped: {e}")),
-        }
-    }
-
-    fn record(&self, key: &Key, generation: u64, outcome: Outcome, now: Timestamp) {
-        let settings = &self.inner.settings;
-        let mut entries = self.lock();
-        let Some(entry) = entries.get_mut(key) else {
-            return;
-        };
-        if entry.generation != generation {
-            // The spec changed while this refresh ran; the new entry has its own.
-            return;
-        }
-        entry.running = false;
-        // The forecast in use until now meets the history read since (the same comparison the
-        // simulator makes at its refits).
-        let window = entry.accuracy_window;
-        match (&outcome, &entry.forecast) {
-            (Outcome::Forecast(_, history) | Outcome::NotReady(_, history), Some(previous)) => {
-                entry
-                    .accuracy
-                    .record(previous, history, now.as_second(), window);
-            }
-            _ => entry.accuracy.expire(now.as_second(), window),
-        }
-        match outcome {
-            Outcome::Forecast(f, _) => {
-                entry.failures = 0;
-                // Refresh at the interval, or earlier when the forecast would stop covering
-                // the window before then.
-                let interval = secs(settings.model_update_interval);
-                let runs_out = f
-                    .end()
-                    .saturating_sub(entry.window_seconds)
-                    .saturating_sub(f.step);
-                let due = now.as_second().saturating_add(interval).min(runs_out);
-                entry.due = Timestamp::from_second(due.max(now.as_second().saturating_add(1)))
-                    .unwrap_or(now);
-                entry.forecast = Some(f);
-                entry.not_ready = None;
-                entry.failure = None;
-            }
-            Outcome::NotReady(reason, _) => {
-                entry.failures = 0;
-                entry.forecast = None;
-                entry.not_ready = Some(reason);
-                entry.failure = None;
-                entry.due = after(now, settings.model_update_interval);
-            }
-            Outcome::Failed(error) => {
-                entry.failures = entry.failures.saturating_add(1);
-                let since = entry.failure.as_ref().map_or(now, |f| f.since);
-                entry.failure = Some(Failure { error, since });
-                entry.due = after(now, backoff(settings, entry.failures));
-            }
-        }
-    }
-}
-
-/// Frees an entry whose refresh stopped without recording an outcome.
-struct RunningGuard {
-    cache: ForecastCache,
-    key: Key,
-    now: Timestamp,
-    armed: bool,
-}
-
-impl Drop for RunningGuard {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let generation = self.cache.lock().get(&self.key).map(|e| e.generation);
-        if let Some(generation) = generation {
-            self.cache.record(
-                &self.key,
-                generation,
-                Outcome::Failed("the forecast refresh stopped unexpectedly".to_owned()),
-                self.now,
-            );
-        }
-        self.cache.inner.refreshed.notify_waiters();
-    }
-}
-
-fn secs(d: Duration) -> i64 {
-    i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
-}
-
-fn after(now: Timestamp, d: Duration) -> Timestamp {
-    Timestamp::from_second(
-        now.as_second()
-            .saturating_add(secs(d))
-            .max(now.as_second() + 1),
-    )
-    .unwrap_or(now)
-}
-
-/// `retry_initial × 2^(failures-1)`, at most `retry_max`.
-fn backoff(settings: &ForecastSettings, failures: u32) -> Duration {
-    let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(30));
-    settings
-        .retry_initial
-        .saturating_mul(factor)
-        .min(settings.retry_max)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::refresh::backoff;
     use super::*;
     use crate::prometheus::{Point, PrometheusOptions};
+    use foresight_core::prediction::{Prediction, PredictorConfig};
     use crate::sources::prometheus::read_prometheus_metrics;
     use foresight_core::autoscaler::ControllerConfig;
     use foresight_core::metrics::{MetricData, ValueSample};
@@ -692,6 +541,96 @@ mod tests {
             }),
             settings,
         )
+    }
+
+    /// A predictor that reads four days of minutes and never forecasts.
+    struct FourDays;
+
+    impl Predictor for FourDays {
+        fn history(&self, _predictor: &PredictorConfig) -> HistoryWindow {
+            HistoryWindow {
+                length: Duration::from_secs(4 * 86_400),
+                step: Duration::from_secs(60),
+            }
+        }
+
+        fn predict(&self, _: &PredictorConfig, _: &[Point], _: Timestamp) -> Prediction {
+            Prediction::not_ready("no period")
+        }
+    }
+
+    #[tokio::test]
+    async fn refreshes_learn_headroom_and_replay_the_history_once_the_workload_is_known() {
+        // Four days of minutes at 4 cores, with a minute at 8.5 every five minutes from 10:00
+        // to 10:30 UTC.
+        let points: Vec<(i64, String)> = (0..4 * 1440)
+            .map(|m| {
+                let minute = m % 1440;
+                let burst = (600..630).contains(&minute) && minute % 5 == 0;
+                (m * 60, if burst { "8.5" } else { "4" }.to_owned())
+            })
+            .collect();
+        let points: Vec<(i64, &str)> = points.iter().map(|(t, v)| (*t, v.as_str())).collect();
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&points))
+            .mount(&server)
+            .await;
+        let client = PrometheusClient::new(&server.uri(), PrometheusOptions::default()).unwrap();
+        let settings = ForecastSettings {
+            model_update_interval: Duration::from_secs(600),
+            ..Default::default()
+        };
+        let cache = ForecastCache::new(client, Arc::new(FourDays), settings);
+        let a = Arc::new(autoscaler(
+            serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 75}}}]),
+            Some(serde_json::json!({"predictionAlgorithm": {"algorithmType": "dsp"}})),
+        ));
+        let now = at(4 * 86_400);
+        cache.refresh(&a, now).await;
+        // Headroom from the first refresh; no verdict before the workload is described.
+        let (headroom, evaluation) = cache.learned(&a).remove(0);
+        let HeadroomInput::Ready(h) = headroom else {
+            panic!("{headroom:?}")
+        };
+        assert_eq!(h.rise_at(10 * 3600), 4.5);
+        assert_eq!(h.rise_at(3 * 3600), 0.0);
+        assert_eq!(evaluation, EvaluationInput::Off);
+        cache.learn_about(
+            &a,
+            Assumptions {
+                startup_seconds: 60,
+                pod_cpu_request_millicores: 1000,
+            },
+        );
+        cache.refresh(&a, at(4 * 86_400 + 600)).await;
+        let (_, evaluation) = cache.learned(&a).remove(0);
+        let EvaluationInput::Done(e) = evaluation else {
+            panic!("{evaluation:?}")
+        };
+        assert_eq!(
+            e.replayed_seconds, 86_400,
+            "four days: one replayed after three of training"
+        );
+        assert!(
+            e.predictive_under_seconds < e.reactive_under_seconds,
+            "{e:?}"
+        );
+        // A spec that turns both off is offered neither any more.
+        let off = Arc::new(autoscaler(
+            serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 75}}}]),
+            Some(
+                serde_json::json!({"predictionAlgorithm": {"algorithmType": "dsp"},
+                "headroom": {"enabled": false}, "selfEvaluation": false}),
+            ),
+        ));
+        cache.forecasts(&off, at(4 * 86_400 + 601));
+        assert_eq!(
+            cache.learned(&off),
+            vec![(HeadroomInput::Off, EvaluationInput::Off)]
+        );
     }
 
     #[tokio::test]

@@ -56,6 +56,7 @@ struct ObjectReason {
 struct Published {
     metrics: Vec<String>,
     forecasts: Vec<String>,
+    evaluations: Vec<String>,
     sources: Vec<String>,
     limit: Option<String>,
     prediction: bool,
@@ -73,6 +74,8 @@ pub struct AutoscalerSeries {
     metric_value: Family<ObjectMetric, Value>,
     metric_target: Family<ObjectMetric, Value>,
     forecast_error: Family<ObjectMetric, Value>,
+    prediction_saving: Family<ObjectMetric, Value>,
+    prediction_kept: Family<ObjectMetric, Value>,
     proposed_replicas: Family<ObjectSource, Value>,
     limited: Family<ObjectReason, Value>,
     prediction_ready: Family<Object, Value>,
@@ -135,6 +138,19 @@ impl AutoscalerSeries {
              |forecast - observed| over sum of observed, percent (what demotion compares with \
              spec.prediction.accuracy.maxErrorPercent)",
             self.forecast_error.clone(),
+        );
+        r.register(
+            "prediction_saving_percent",
+            "Self-evaluation: how much cheaper each predicted metric's replay of the recent \
+             history was with prediction than without it at equal shortfall, percent \
+             (negative: dearer)",
+            self.prediction_saving.clone(),
+        );
+        r.register(
+            "prediction_kept",
+            "Self-evaluation: 1 while the replay keeps prediction for the metric, 0 while it \
+             holds prediction off (PredictionReady reason NoSavingInReplay)",
+            self.prediction_kept.clone(),
         );
         r.register(
             "proposed_replicas",
@@ -216,6 +232,20 @@ impl AutoscalerSeries {
                     })
                     .set(m.error_percent as f64);
                 now.forecasts.push(m.metric.clone());
+            }
+            if let Some(e) = &m.evaluation {
+                let labels = ObjectMetric {
+                    namespace: object.namespace.clone(),
+                    name: object.name.clone(),
+                    metric: m.metric.clone(),
+                };
+                self.prediction_saving
+                    .get_or_create(&labels)
+                    .set(e.saving_percent as f64);
+                self.prediction_kept
+                    .get_or_create(&labels)
+                    .set(if e.kept { 1.0 } else { 0.0 });
+                now.evaluations.push(m.metric.clone());
             }
         }
 
@@ -350,6 +380,19 @@ impl AutoscalerSeries {
                 name: object.name.clone(),
                 metric: metric.clone(),
             });
+        }
+        for metric in before
+            .evaluations
+            .iter()
+            .filter(|m| !now.evaluations.contains(m))
+        {
+            let labels = ObjectMetric {
+                namespace: object.namespace.clone(),
+                name: object.name.clone(),
+                metric: metric.clone(),
+            };
+            self.prediction_saving.remove(&labels);
+            self.prediction_kept.remove(&labels);
         }
         for source in before.sources.iter().filter(|s| !now.sources.contains(s)) {
             self.proposed_replicas.remove(&ObjectSource {
