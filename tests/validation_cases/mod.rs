@@ -330,6 +330,18 @@ pub const BAD: &[Case] = &[
         server: Server::Accepts("durations may be written in days (3d), which CEL's duration() cannot read"),
     },
     Case {
+        name: "headroom risk budget of zero",
+        spec: "  prediction: {predictionAlgorithm: {algorithmType: dsp}, headroom: {riskBudgetPercent: '0'}}\n",
+        path: "spec.prediction.headroom.riskBudgetPercent",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "headroom risk budget over half the time",
+        spec: "  prediction: {predictionAlgorithm: {algorithmType: dsp}, headroom: {riskBudgetPercent: '60'}}\n",
+        path: "spec.prediction.headroom.riskBudgetPercent",
+        server: Server::Accepts("an upper bound on a quantity needs CEL's quantity(), which the API server prices over budget on a CRD this size"),
+    },
+    Case {
         name: "cron duplicate names",
         spec: "  crons:\n  - {name: a, start: '0 6 * * *', end: '0 9 * * *', targetReplicas: 3}\n  - {name: a, start: '0 18 * * *', end: '0 20 * * *', targetReplicas: 3}\n",
         path: "spec.crons[1].name",

@@ -314,7 +314,17 @@ async fn reconcile_inner(
 
     // The spec changed since status last recorded it (or status was never written).
     let spec_changed = obj.metadata.generation != prior.observed_generation;
-    let observation = observe(ctx, &autoscaler, &name, spec_changed, now, &calls).await;
+    let proposing = foresight_sim::runner::prediction_proposing(&prior);
+    let observation = observe(
+        ctx,
+        &autoscaler,
+        &name,
+        spec_changed,
+        proposing,
+        now,
+        &calls,
+    )
+    .await;
     let decision = decide(
         &autoscaler,
         &observation,
@@ -413,11 +423,13 @@ async fn reconcile_inner(
 }
 
 /// Reads the world for one decision.
+#[allow(clippy::too_many_arguments)]
 async fn observe(
     ctx: &ReconcileContext,
     autoscaler: &Arc<Autoscaler>,
     name: &str,
     spec_changed: bool,
+    proposing: bool,
     now: Timestamp,
     calls: &crate::telemetry::ApiCall,
 ) -> Observation {
@@ -488,7 +500,7 @@ async fn observe(
             );
             cache.learn_about(
                 autoscaler,
-                Assumptions::from_pods(&observation.pods, reach.startup_seconds),
+                Assumptions::from_pods(&observation.pods, reach.startup_seconds, proposing),
             );
         }
         let Readings {

@@ -29,10 +29,12 @@ pub const MIN_TRAINING_SECONDS: i64 = 86_400;
 pub const MIN_REPLAY_SECONDS: i64 = 86_400;
 /// The longest replay: three days judge as well as more, for less work.
 pub const MAX_REPLAY_SECONDS: i64 = 3 * 86_400;
-/// In a replay of recorded usage, pods at this share of their capacity count as short: the
-/// usage cannot show more than they served, so the load held at capacity is the only trace a
-/// shortfall left (without it, a replay made while prediction was off would never see the
-/// spikes prediction could have met, and off would stay off).
+/// In a replay of usage recorded while prediction was off, pods at this share of their
+/// capacity count as short: the usage cannot show more than they served, so the load held at
+/// capacity is the only trace a shortfall left (without it, such a replay would never see the
+/// spikes prediction could have met, and off would stay off). History recorded while
+/// prediction proposed is not capped that way, and counting saturation there would flatter
+/// prediction: only load above capacity counts.
 pub const SATURATED: f64 = 0.99;
 /// How often a verdict is renewed.
 pub const EVALUATION_INTERVAL_SECONDS: i64 = 86_400;
@@ -44,11 +46,15 @@ pub struct Assumptions {
     pub startup_seconds: i64,
     /// The pods' average CPU request, millicores (1000 when they request none).
     pub pod_cpu_request_millicores: i64,
+    /// Whether prediction proposed while the history was recorded (the latest verdict kept
+    /// it). If not, the recorded usage stops at what the pods could serve wherever they
+    /// saturated, and the replay counts saturation as short (see [`SATURATED`]).
+    pub prediction_proposed: bool,
 }
 
 impl Assumptions {
-    /// What `pods` show, with the decisions' start-up time.
-    pub fn from_pods(pods: &[Pod], startup_seconds: i64) -> Assumptions {
+    /// What `pods` show, with the decisions' start-up time, and whether prediction proposed.
+    pub fn from_pods(pods: &[Pod], startup_seconds: i64, prediction_proposed: bool) -> Assumptions {
         let request = pod_requests(pods, &ResourceName::Cpu, None)
             .ok()
             .map(|r| r.into_iter().filter(|r| *r > 0).collect::<Vec<i64>>())
@@ -57,6 +63,7 @@ impl Assumptions {
         Assumptions {
             startup_seconds: startup_seconds.clamp(0, 7 * 86_400),
             pod_cpu_request_millicores: request.clamp(1, 1_000_000_000),
+            prediction_proposed,
         }
     }
 
@@ -76,7 +83,11 @@ impl Assumptions {
             pod_cpu_request_millicores: request,
             pod_capacity: capacity,
             recording: Recording::ScoresOnly,
-            short_from_share: SATURATED,
+            short_from_share: if self.prediction_proposed {
+                1.0
+            } else {
+                SATURATED
+            },
             ..ModelConfig::default()
         }
     }
@@ -282,6 +293,7 @@ spec:
         Assumptions {
             startup_seconds: 60,
             pod_cpu_request_millicores: 1000,
+            prediction_proposed: true,
         }
     }
 

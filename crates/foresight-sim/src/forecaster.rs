@@ -222,14 +222,16 @@ impl Forecaster {
     }
 
     /// Refits when a refit is due at `now`, and hands the result to the decision through
-    /// `observation.metrics`: the forecast, and the headroom learned for a start-up of
-    /// `startup_seconds` (the decisions' latest). Returns the new forecast's peak inside the
+    /// `observation.metrics`: the forecast, the headroom learned for a start-up of
+    /// `startup_seconds` (the decisions' latest), and self-evaluation's verdict (`proposing`:
+    /// whether the latest verdict kept prediction). Returns the new forecast's peak inside the
     /// prediction window (Unix seconds, load units), when there is one.
     pub fn refit_if_due(
         &mut self,
         now: i64,
         observation: &mut Observation,
         startup_seconds: i64,
+        proposing: bool,
     ) -> Option<(i64, f64)> {
         if now < self.next_refit {
             return None;
@@ -290,7 +292,7 @@ impl Forecaster {
                 }
             }
         };
-        self.evaluate_if_due(now, observation, startup_seconds);
+        self.evaluate_if_due(now, observation, startup_seconds, proposing);
         for seen in observation.metrics.iter_mut().take(self.metrics) {
             seen.forecast = input.clone();
             seen.accuracy = accuracy;
@@ -306,7 +308,13 @@ impl Forecaster {
 impl Forecaster {
     /// Renews self-evaluation's verdict once a day: the history so far replayed with and
     /// without prediction (see [`crate::evaluation`]).
-    fn evaluate_if_due(&mut self, now: i64, observation: &Observation, startup_seconds: i64) {
+    fn evaluate_if_due(
+        &mut self,
+        now: i64,
+        observation: &Observation,
+        startup_seconds: i64,
+        proposing: bool,
+    ) {
         let Some(autoscaler) = &self.evaluated else {
             self.evaluation = EvaluationInput::Off;
             return;
@@ -316,7 +324,7 @@ impl Forecaster {
                 return;
             }
         }
-        let assumptions = Assumptions::from_pods(&observation.pods, startup_seconds);
+        let assumptions = Assumptions::from_pods(&observation.pods, startup_seconds, proposing);
         self.evaluation = match crate::evaluation::evaluate(
             autoscaler,
             self.history.make_contiguous(),
@@ -388,7 +396,7 @@ spec:
     fn refits_are_spaced_by_the_refit_interval_and_reach_the_observation() {
         let mut f = forecaster(DSP).unwrap();
         let mut observation = Observation::default();
-        f.refit_if_due(0, &mut observation, 60);
+        f.refit_if_due(0, &mut observation, 60, true);
         // One input per metric (the defaulted CPU metric), not ready without history.
         assert_eq!(observation.metrics.len(), 1);
         assert!(matches!(
@@ -396,13 +404,13 @@ spec:
             ForecastInput::NotReady(_)
         ));
         observation.metrics[0].forecast = ForecastInput::Off;
-        f.refit_if_due(3599, &mut observation, 60);
+        f.refit_if_due(3599, &mut observation, 60, true);
         assert_eq!(
             observation.metrics[0].forecast,
             ForecastInput::Off,
             "refitted before the hour"
         );
-        f.refit_if_due(3600, &mut observation, 60);
+        f.refit_if_due(3600, &mut observation, 60, true);
         assert!(matches!(
             observation.metrics[0].forecast,
             ForecastInput::NotReady(_)

@@ -93,6 +93,16 @@ fn initial_replicas(autoscaler: &Autoscaler, model: &ModelConfig, load: f64) -> 
     )
 }
 
+/// Whether the latest self-evaluation verdict in `status` kept prediction (true without one).
+pub fn prediction_proposing(status: &EffectiveHorizontalPodAutoscalerStatus) -> bool {
+    status
+        .prediction
+        .iter()
+        .flat_map(|p| &p.metrics)
+        .filter_map(|m| m.evaluation.as_ref())
+        .all(|e| e.kept)
+}
+
 /// Seconds between the instants the model stops at: every sync, scrape, window, predictor
 /// sample and refit boundary is a multiple of it.
 fn grid_seconds(sync: i64, model: &ModelConfig, forecaster: Option<&Forecaster>) -> i64 {
@@ -198,7 +208,8 @@ pub fn run_policy_after(
                 foresight_core::autoscaler::PredictionPolicy::DEFAULT_STARTUP_SECONDS,
                 |p| p.startup_seconds,
             );
-            if let Some(peak) = f.refit_if_due(t, cluster.observation_mut(), startup) {
+            let proposing = prediction_proposing(&status);
+            if let Some(peak) = f.refit_if_due(t, cluster.observation_mut(), startup, proposing) {
                 if let Some(r) = recorder.as_mut() {
                     r.forecast_peak(peak.0, peak.1);
                 }

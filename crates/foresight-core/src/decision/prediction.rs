@@ -282,6 +282,7 @@ impl Decision {
             current: Some(format!(
                 "{carried:.2} pods of load + {extra:.2} for a rise of {rise:.3}"
             )),
+            target: Some("the pods' capacity".to_owned()),
             detail: Some(format!(
                 "the {:.1}% quantile of this hour's rise {}-{}s ahead, from {} samples",
                 h.quantile * 100.0,

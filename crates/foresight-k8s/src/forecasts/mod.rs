@@ -442,12 +442,12 @@ mod tests {
     use super::refresh::backoff;
     use super::*;
     use crate::prometheus::{Point, PrometheusOptions};
-    use foresight_core::prediction::{Prediction, PredictorConfig};
     use crate::sources::prometheus::read_prometheus_metrics;
     use foresight_core::autoscaler::ControllerConfig;
     use foresight_core::metrics::{MetricData, ValueSample};
     use foresight_core::prediction::Algorithm;
     use foresight_core::prediction::Forecast;
+    use foresight_core::prediction::{Prediction, PredictorConfig};
     use wiremock::matchers::{path, query_param};
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -602,6 +602,7 @@ mod tests {
             Assumptions {
                 startup_seconds: 60,
                 pod_cpu_request_millicores: 1000,
+                prediction_proposed: true,
             },
         );
         cache.refresh(&a, at(4 * 86_400 + 600)).await;
