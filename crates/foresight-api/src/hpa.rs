@@ -332,6 +332,10 @@ pub struct PrometheusMetricSource {
             "rule": "[has(self.resource), has(self.containerResource), has(self.pods), has(self.object), has(self.external), has(self.prometheus)].filter(x, x).size() <= 1",
             "message": "a metric sets exactly one source, the one its type names",
         },
+        {
+            "rule": "!has(self.activation) || self.type in ['Object', 'External', 'Prometheus']",
+            "message": "only Object, External and Prometheus metrics can be read while the target is idle, so only they have an activation value",
+        },
     ],
 ))]
 pub struct MetricSpec {
@@ -357,6 +361,12 @@ pub struct MetricSpec {
     /// For `type: Prometheus` (Foresight only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prometheus: Option<PrometheusMetricSource>,
+    /// With `spec.idle` (Foresight only): the value above which this metric wakes an idle
+    /// target, and below or at which it lets the target go idle (KEDA's
+    /// `activationThreshold`; default 0). Object, External and Prometheus metrics only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = crate::schema::non_negative_quantity)]
+    pub activation: Option<Quantity>,
 }
 
 /// How fast one direction may scale (autoscaling/v2 HPAScalingRules).

@@ -8,7 +8,9 @@
 pub mod cron;
 pub mod defaults;
 pub mod duration;
+pub mod fallback;
 pub mod hpa;
+pub mod idle;
 pub mod import;
 pub mod manifest;
 pub mod prediction;

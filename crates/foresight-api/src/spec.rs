@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cron::CronSpec;
+use crate::fallback::FallbackSpec;
 use crate::hpa::{CrossVersionObjectReference, HorizontalPodAutoscalerBehavior, MetricSpec};
+use crate::idle::IdleSpec;
 use crate::prediction::PredictionSpec;
 use crate::quantity::Quantity;
 use crate::schema::non_negative_quantity;
@@ -90,6 +92,18 @@ pub enum ScaleStrategy {
                 "rule": "!has(self.minReplicas) || self.minReplicas > 0 || (has(self.crons) && size(self.crons) > 0) || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External' || m.type == 'Prometheus'))",
                 "message": "minReplicas: 0 needs an Object, External or Prometheus metric, or a cron, to see load while the workload has no pods",
             },
+            {
+                "rule": "!has(self.idle) || (has(self.crons) && size(self.crons) > 0) || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External' || m.type == 'Prometheus'))",
+                "message": "idle needs an Object, External or Prometheus metric, or a cron, to see load while the target is idle",
+            },
+            {
+                "rule": "!has(self.idle) || !has(self.idle.replicas) || self.idle.replicas == 0 || self.idle.replicas < (has(self.minReplicas) ? self.minReplicas : 1)",
+                "message": "idle.replicas must be less than minReplicas (or 0 with minReplicas: 0)",
+            },
+            {
+                "rule": "has(self.idle) || !has(self.metrics) || self.metrics.all(m, !has(m.activation))",
+                "message": "an activation value is only used with spec.idle",
+            },
         ],
     )
 )]
@@ -134,6 +148,15 @@ pub struct EffectiveHorizontalPodAutoscalerSpec {
         }])
     )]
     pub crons: Vec<CronSpec>,
+    /// What to do when a metric keeps failing, instead of holding the current size (KEDA's
+    /// `fallback`). Absent: hold, and never scale down on a failed metric (as Kubernetes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<FallbackSpec>,
+    /// Scale to an idle size (usually 0) when no metric is above its activation value, and
+    /// back when one is (KEDA's `idleReplicaCount` and cooldown). Absent: `minReplicas: 0`
+    /// scales to zero exactly as Kubernetes' HPAScaleToZero does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleSpec>,
     /// Seconds between two decisions (default 15).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 3600))]

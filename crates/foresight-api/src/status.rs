@@ -48,6 +48,29 @@ pub struct EffectiveHorizontalPodAutoscalerStatus {
     /// Recommendations and scale events inside the longest window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<ScalingHistory>,
+    /// The failure clock of `spec.fallback`: kept here so that a restart or a failover does
+    /// not reset it. Absent while every metric reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<FallbackStatus>,
+    /// With `spec.idle`: when a metric was last above its activation value (or a cron window
+    /// held more than the idle size); the cooldown runs from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub last_active_time: Option<Timestamp>,
+}
+
+/// A run of syncs on which a metric failed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FallbackStatus {
+    /// The first sync of the run.
+    #[schemars(with = "String")]
+    pub failing_since: Timestamp,
+    /// Syncs in the run, this one included.
+    pub failed_syncs: i32,
+    /// Whether the fallback size is applied.
+    #[serde(default)]
+    pub active: bool,
 }
 
 /// How prediction proposed in the last decision, and how its forecasts fared.

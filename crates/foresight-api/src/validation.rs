@@ -803,6 +803,16 @@ pub fn validate_spec(spec: &EffectiveHorizontalPodAutoscalerSpec) -> Vec<FieldEr
             ));
         }
     }
+    if let Some(f) = &spec.fallback {
+        crate::fallback::validate_fallback(&mut errs, "spec.fallback", f);
+    }
+    crate::idle::validate_idle(
+        &mut errs,
+        spec.idle.as_ref(),
+        spec.min_replicas_or_default(),
+        &spec.metrics,
+        !spec.crons.is_empty(),
+    );
     crate::cron::validate_crons(&mut errs, "spec.crons", &spec.crons);
     if let Some(p) = &spec.prediction {
         crate::prediction::validate_prediction(&mut errs, "spec.prediction", p);

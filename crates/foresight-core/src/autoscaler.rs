@@ -1,6 +1,7 @@
 //! An autoscaler ready to decide: its spec defaulted, validated and compiled once (quantities
 //! parsed, behavior resolved), so that each decision does no parsing.
 
+use foresight_api::fallback::FallbackBehavior;
 use foresight_api::hpa::{
     CrossVersionObjectReference, LabelSelector, MetricIdentifier, MetricSpec,
 };
@@ -112,6 +113,9 @@ pub struct Metric {
     pub source: MetricSource,
     /// Its target.
     pub target: Target,
+    /// With `spec.idle`, the value (thousandths) above which it wakes the target: its
+    /// `activation`, else 0. `None` for metrics that cannot be read without pods.
+    pub activation: Option<i64>,
     /// Kubernetes' name for it (see [`Metric::display_name`]), computed once.
     name: String,
     /// The readable name (see [`Metric::friendly_name`]), computed once.
@@ -123,6 +127,13 @@ impl Metric {
     /// they leave the target unset, which the decision reports as Kubernetes does.
     pub fn compile(spec: &MetricSpec) -> Metric {
         let mut m = Self::compile_source(spec);
+        m.activation = foresight_api::idle::WAKING_METRIC_TYPES
+            .contains(&spec.type_.as_str())
+            .then(|| {
+                spec.activation
+                    .as_ref()
+                    .map_or(0, |q| q.milli_value().unwrap_or(0))
+            });
         m.name = m.describe_kubernetes();
         m.friendly = m.describe_readably();
         m
@@ -132,6 +143,7 @@ impl Metric {
         Metric {
             source,
             target,
+            activation: None,
             name: String::new(),
             friendly: String::new(),
         }
@@ -515,6 +527,46 @@ pub struct Autoscaler {
     pub prediction: Option<PredictionPolicy>,
     /// The crons, compiled; `None` without crons.
     pub crons: Option<CronSet>,
+    /// What to do when a metric keeps failing; `None` holds, as Kubernetes does.
+    pub fallback: Option<Fallback>,
+    /// Idle scaling; `None` scales to zero only as Kubernetes' HPAScaleToZero does.
+    pub idle: Option<Idle>,
+}
+
+/// `spec.fallback`, defaulted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fallback {
+    /// Applies after more than this many failed syncs in a row.
+    pub failure_threshold: Option<i32>,
+    /// ... or after this many seconds of failure.
+    pub failure_duration_seconds: Option<i64>,
+    /// The size to fall back to (0 for `CurrentReplicas` without one).
+    pub replicas: i32,
+    /// How the size is chosen.
+    pub behavior: FallbackBehavior,
+}
+
+/// `spec.idle`, defaulted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Idle {
+    /// The idle size.
+    pub replicas: i32,
+    /// Inactive seconds before going idle.
+    pub cooldown_seconds: i64,
+    /// Seconds after the autoscaler is created before it may go idle.
+    pub initial_cooldown_seconds: i64,
+}
+
+impl Autoscaler {
+    /// The lowest size the metrics may decide: `minReplicas`, but at least 1 with
+    /// `spec.idle`, where only inactivity takes the target below it (as KEDA sets its HPA's
+    /// `minReplicas`).
+    pub fn active_min_replicas(&self) -> i32 {
+        match self.idle {
+            Some(_) => self.min_replicas.max(1),
+            None => self.min_replicas,
+        }
+    }
 }
 
 impl Autoscaler {
@@ -613,6 +665,20 @@ impl Autoscaler {
             prediction_window_seconds: prediction.as_ref().map(|p| p.window_seconds),
             prediction,
             crons: None,
+            fallback: spec.fallback.as_ref().map(|f| Fallback {
+                failure_threshold: f.failure_threshold_or_default(),
+                failure_duration_seconds: f.failure_duration_seconds.map(i64::from),
+                replicas: f.replicas.unwrap_or(0),
+                behavior: f.behavior_or_default(),
+            }),
+            idle: spec.idle.as_ref().map(|i| Idle {
+                replicas: i.replicas_or_default(),
+                cooldown_seconds: i64::from(
+                    i.cooldown_seconds
+                        .unwrap_or(foresight_api::idle::DEFAULT_COOLDOWN_SECONDS),
+                ),
+                initial_cooldown_seconds: i64::from(i.initial_cooldown_seconds.unwrap_or(0)),
+            }),
         }
     }
 

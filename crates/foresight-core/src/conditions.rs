@@ -17,6 +17,12 @@ pub const READY: &str = "Ready";
 pub const PREDICTION_READY: &str = "PredictionReady";
 /// `CronActive`: whether a cron window is open.
 pub const CRON_ACTIVE: &str = "CronActive";
+/// `FallbackActive`: whether `spec.fallback` decides because a metric keeps failing.
+pub const FALLBACK_ACTIVE: &str = "FallbackActive";
+/// `Active` (with `spec.idle`): whether a metric is above its activation value.
+pub const ACTIVE: &str = "Active";
+/// `Paused`: whether a pause annotation holds the autoscaler.
+pub const PAUSED: &str = "Paused";
 
 /// Sets condition `type_` in `conditions`. The message is given in parts, concatenated; an
 /// unchanged message costs no allocation (this runs on every decision).

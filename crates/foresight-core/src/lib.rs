@@ -15,6 +15,7 @@ pub mod explain;
 pub mod forecasting;
 pub mod history;
 pub mod metrics;
+pub mod pause;
 pub mod pods;
 pub mod proposals;
 pub mod replicas;

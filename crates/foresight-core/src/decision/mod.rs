@@ -1,8 +1,13 @@
 //! The decision: `(autoscaler, observation, status, history, now) -> Decision`, following
 //! Kubernetes' `reconcileAutoscaler` step by step, extended with Foresight's sources and
 //! strategies, and recording every step for the explanation. Prediction's part (forecasts,
-//! learned headroom, self-evaluation) is in [`prediction`].
+//! learned headroom, self-evaluation) is in [`prediction`]; what KEDA users rely on is in
+//! [`fallback`] (metrics that keep failing), [`idle`] (scaling to and from an idle size) and
+//! [`pause`] (the pause annotations).
 
+mod fallback;
+mod idle;
+mod pause;
 mod prediction;
 
 use std::borrow::Cow;
@@ -17,10 +22,13 @@ use jiff::Timestamp;
 
 use crate::autoscaler::Autoscaler;
 use crate::behavior::{normalize, record_rescale, LimitReason, NormalizeArgs};
-use crate::conditions::{self, ABLE_TO_SCALE, CRON_ACTIVE, READY, SCALING_ACTIVE, SCALING_LIMITED};
+use crate::conditions::{
+    self, ABLE_TO_SCALE, CRON_ACTIVE, FALLBACK_ACTIVE, READY, SCALING_ACTIVE, SCALING_LIMITED,
+};
 use crate::cron::cron_proposal;
 use crate::forecasting::{ForecastInput, HeadroomInput};
 use crate::metrics::{MetricData, PodResourceSample};
+use crate::pause::Pause;
 use crate::pods::Pod;
 use crate::prediction::EvaluationInput;
 use crate::proposals::{evaluate, Scale};
@@ -45,6 +53,11 @@ pub struct Observation {
     /// Why the scale's selector could not be parsed, when it could not (the shell parses it
     /// to find the pods).
     pub selector_error: Option<String>,
+    /// What the autoscaler's pause annotations ask for.
+    pub pause: Pause,
+    /// When the autoscaler was created (`metadata.creationTimestamp`), for
+    /// `spec.idle.initialCooldownSeconds`; `None` counts as long ago.
+    pub created: Option<Timestamp>,
 }
 
 /// What was seen of one metric: its reading, and what prediction offers for it.
@@ -83,6 +96,8 @@ impl Default for Observation {
             metrics: Vec::new(),
             conflicts: Vec::new(),
             selector_error: None,
+            pause: Pause::default(),
+            created: None,
         }
     }
 }
@@ -213,13 +228,15 @@ pub enum Bounds {
 }
 
 impl Bounds {
-    /// Where `current` stands for `autoscaler`.
+    /// Where `current` stands for `autoscaler` (with `spec.idle`, against the active
+    /// minimum: only inactivity takes the target below it).
     pub fn of(autoscaler: &Autoscaler, current: i32) -> Bounds {
-        if current == 0 && autoscaler.min_replicas != 0 {
+        let min = autoscaler.active_min_replicas();
+        if current == 0 && min != 0 {
             Bounds::ScalingDisabled
         } else if current > autoscaler.max_replicas {
             Bounds::AboveMax
-        } else if current < autoscaler.min_replicas {
+        } else if current < min {
             Bounds::BelowMin
         } else {
             Bounds::Within
@@ -227,11 +244,12 @@ impl Bounds {
     }
 }
 
-/// Whether [`decide`] will look at metrics for this scale: only within the bounds, with a
-/// selector, and with no other autoscaler on the same pods. The controller asks before it
-/// reads any, so that it reads what the decision uses and nothing else.
+/// Whether [`decide`] will look at metrics for this scale: only within the bounds (or, with
+/// `spec.idle`, at any size: activity is read from the metrics), with a selector, and with no
+/// other autoscaler on the same pods. The controller asks before it reads any, so that it
+/// reads what the decision uses and nothing else.
 pub fn reads_metrics(autoscaler: &Autoscaler, scale: &Scale, conflicts: bool) -> bool {
-    Bounds::of(autoscaler, scale.spec_replicas) == Bounds::Within
+    (autoscaler.idle.is_some() || Bounds::of(autoscaler, scale.spec_replicas) == Bounds::Within)
         && !scale.selector.is_empty()
         && !conflicts
 }
@@ -308,11 +326,19 @@ pub fn decide(
         });
     }
 
-    let min = autoscaler.min_replicas;
+    let min = autoscaler.active_min_replicas();
     let max = autoscaler.max_replicas;
     let mut desired;
     let bounds = Bounds::of(autoscaler, current);
-    if bounds == Bounds::ScalingDisabled {
+    let idle = if scale.selector.is_empty() || !observation.conflicts.is_empty() {
+        None
+    } else {
+        d.idle(autoscaler, observation, current)
+    };
+    if let Some(to) = idle {
+        desired = to;
+        d.rescale = to != current;
+    } else if bounds == Bounds::ScalingDisabled {
         d.set(
             SCALING_ACTIVE,
             false,
@@ -358,6 +384,14 @@ pub fn decide(
             d.scope = StatusScope::CurrentOnly;
             d.record.desired_replicas = current;
             d.record.summary = format!("hold at {current}: {cause}");
+            let held = d.pause(&observation.pause, current, current);
+            if held != current {
+                d.desired_replicas = held;
+                d.rescale = true;
+                d.scale_to = (autoscaler.strategy == ScaleStrategy::Auto).then_some(held);
+                d.record.desired_replicas = held;
+                d.record.summary = format!("scale {current} -> {held}: {}", d.rescale_reason);
+            }
             return d;
         };
         desired = 0;
@@ -376,6 +410,8 @@ pub fn decide(
         desired = d.normalize(autoscaler, current, desired, now);
         d.rescale = desired != current;
     }
+    desired = d.pause(&observation.pause, current, desired);
+    d.rescale = desired != current && (d.rescale || observation.pause.any());
 
     d.desired_replicas = desired;
     d.scale_to = match autoscaler.strategy {
@@ -552,6 +588,7 @@ impl Decision {
         self.metric_statuses = Some(statuses);
         self.predict(a, obs, scale, &ctx, &exact, &mut candidates);
         self.cron(a, scale, &mut candidates);
+        let fallback = self.fallback(a, invalid > 0, scale.spec_replicas, &mut candidates);
 
         // The largest proposal wins; on ties the earlier one (Kubernetes' `replicas == 0 ||
         // proposal > replicas`).
@@ -568,8 +605,9 @@ impl Decision {
         let error = first_failure.as_ref().map(|(_, _, e)| {
             format!("invalid metrics ({invalid} invalid out of {total}), first error is: {e}")
         });
-        if invalid >= total.max(1) && candidates.is_empty()
-            || (invalid > 0 && replicas < scale.spec_replicas)
+        if !fallback
+            && (invalid >= total.max(1) && candidates.is_empty()
+                || (invalid > 0 && replicas < scale.spec_replicas))
         {
             if let Some((reason, message, _)) = &first_failure {
                 let msg = format!("the HPA was unable to compute the replica count: {message}");
@@ -649,7 +687,7 @@ impl Decision {
                 behavior: a.behavior.as_ref(),
                 current,
                 desired,
-                min_replicas: a.min_replicas,
+                min_replicas: a.active_min_replicas(),
                 max_replicas: a.max_replicas,
                 legacy_window_seconds: a.settings.downscale_stabilization_seconds,
                 legacy_limit: a.settings.legacy_scale_up_limit,
@@ -888,7 +926,14 @@ impl Decision {
         let failing = [ABLE_TO_SCALE, SCALING_ACTIVE]
             .iter()
             .filter_map(|t| conditions::get(&self.status.conditions, t))
-            .find(|c| c.status == ConditionStatus::False && c.reason != "ScalingDisabled")
+            .find(|c| {
+                c.status == ConditionStatus::False
+                    && !matches!(c.reason.as_str(), "ScalingDisabled" | "ScaledToIdle")
+            })
+            .or_else(|| {
+                conditions::get(&self.status.conditions, FALLBACK_ACTIVE)
+                    .filter(|c| c.status == ConditionStatus::True)
+            })
             .map(|c| (c.reason.clone(), c.message.clone()));
         match failing {
             Some((reason, message)) => self.set(READY, false, &reason, &message),
