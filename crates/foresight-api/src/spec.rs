@@ -71,6 +71,7 @@ pub enum ScaleStrategy {
         printcolumn = r#"{"name":"Limited","type":"string","jsonPath":".status.lastDecision.limits[-1:].reason","description":"The last limit that changed the decision (stabilization, policy, bounds)"}"#,
         printcolumn = r#"{"name":"Strategy","type":"string","jsonPath":".spec.scaleStrategy","description":"Auto applies, Preview only records"}"#,
         printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status","description":"Whether the autoscaler could read its sources and act"}"#,
+        printcolumn = r#"{"name":"Paused","type":"string","jsonPath":".status.conditions[?(@.type==\"Paused\")].reason","description":"Which pause annotation holds the autoscaler (empty or NotPaused: none)"}"#,
         printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp","description":"Time since creation"}"#,
     )
 )]

@@ -25,6 +25,7 @@ use foresight_core::decision::{
 };
 use foresight_core::forecasting::{self, ForecastInput};
 use foresight_core::history;
+use foresight_core::pause::Pause;
 use foresight_sim::evaluation::Assumptions;
 use jiff::Timestamp;
 use kube::runtime::controller::Action;
@@ -315,7 +316,7 @@ async fn reconcile_inner(
     // The spec changed since status last recorded it (or status was never written).
     let spec_changed = obj.metadata.generation != prior.observed_generation;
     let proposing = foresight_sim::runner::prediction_proposing(&prior);
-    let observation = observe(
+    let mut observation = observe(
         ctx,
         &autoscaler,
         &name,
@@ -325,6 +326,14 @@ async fn reconcile_inner(
         &calls,
     )
     .await;
+    observation.pause = Pause::from_annotations(
+        obj.metadata
+            .annotations
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    observation.created = obj.metadata.creation_timestamp.as_ref().map(|t| t.0);
     let decision = decide(
         &autoscaler,
         &observation,

@@ -12,7 +12,9 @@ use std::sync::Mutex;
 use foresight_api::status::ConditionStatus;
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
 use foresight_core::autoscaler::Autoscaler;
-use foresight_core::conditions::{self, CRON_ACTIVE, PREDICTION_READY, READY};
+use foresight_core::conditions::{
+    self, ACTIVE, CRON_ACTIVE, FALLBACK_ACTIVE, PAUSED, PREDICTION_READY, READY,
+};
 use foresight_core::targets::{metric_targets, Amount};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -61,6 +63,8 @@ struct Published {
     limit: Option<String>,
     prediction: bool,
     cron: bool,
+    /// The condition gauges published (fallback_active, paused, active).
+    conditions: Vec<&'static str>,
 }
 
 /// The per-autoscaler families.
@@ -80,6 +84,9 @@ pub struct AutoscalerSeries {
     limited: Family<ObjectReason, Value>,
     prediction_ready: Family<Object, Value>,
     cron_active: Family<Object, Value>,
+    fallback_active: Family<Object, Value>,
+    paused: Family<Object, Value>,
+    active: Family<Object, Value>,
     published: Mutex<HashMap<(String, String), Published>>,
 }
 
@@ -87,7 +94,7 @@ impl AutoscalerSeries {
     /// Registers the families in `registry` (prefixed `foresight_autoscaler_`).
     pub fn register(&self, registry: &mut Registry) {
         let r = registry.sub_registry_with_prefix("autoscaler");
-        let families: [(&str, &str, &Family<Object, Value>); 7] = [
+        let families: [(&str, &str, &Family<Object, Value>); 10] = [
             (
                 "current_replicas",
                 "Replicas of the target when last observed",
@@ -116,6 +123,24 @@ impl AutoscalerSeries {
                 "1 while a cron window holds replicas (CronActive=True); only for \
                  autoscalers with crons",
                 &self.cron_active,
+            ),
+            (
+                "fallback_active",
+                "1 while spec.fallback decides because a metric keeps failing \
+                 (FallbackActive=True); only for autoscalers with a fallback",
+                &self.fallback_active,
+            ),
+            (
+                "paused",
+                "1 while a pause annotation holds or bounds the autoscaler (Paused=True); \
+                 only for autoscalers that were paused",
+                &self.paused,
+            ),
+            (
+                "active",
+                "With spec.idle: 1 while a metric is above its activation value \
+                 (Active=True), 0 while cooling down or idle",
+                &self.active,
             ),
         ];
         for (name, help, family) in families {
@@ -198,6 +223,12 @@ impl AutoscalerSeries {
         if let Some(v) = condition_value(status, CRON_ACTIVE) {
             set(&self.cron_active, v);
             now.cron = true;
+        }
+        for (condition, family) in self.condition_gauges() {
+            if let Some(v) = condition_value(status, condition) {
+                set(family, v);
+                now.conditions.push(condition);
+            }
         }
 
         for t in metric_targets(&autoscaler.metrics, &status.current_metrics) {
@@ -416,6 +447,20 @@ impl AutoscalerSeries {
         if before.cron && !now.cron {
             self.cron_active.remove(object);
         }
+        for (condition, family) in self.condition_gauges() {
+            if before.conditions.contains(&condition) && !now.conditions.contains(&condition) {
+                family.remove(object);
+            }
+        }
+    }
+
+    /// The gauges that follow one condition each, published only while it is set.
+    fn condition_gauges(&self) -> [(&'static str, &Family<Object, Value>); 3] {
+        [
+            (FALLBACK_ACTIVE, &self.fallback_active),
+            (PAUSED, &self.paused),
+            (ACTIVE, &self.active),
+        ]
     }
 }
 
