@@ -55,6 +55,23 @@ fn accepts_valid_manifests() {
 }
 
 #[test]
+fn scale_to_zero_needs_a_source_that_sees_load_without_pods() {
+    let cpu_only = "  minReplicas: 0\n  metrics:\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}\n";
+    let (ok, out) = validate(&manifest(cpu_only));
+    assert!(!ok && out.contains("spec.metrics"), "{out}");
+    assert!(out.contains("scaling to zero"), "says why: {out}");
+    let prometheus = "  minReplicas: 0\n  metrics:\n  - type: Prometheus\n    prometheus: {name: rps, query: 'sum(rate(http_requests_total[1m]))', target: {type: AverageValue, averageValue: '10'}}\n";
+    let (ok, out) = validate(&manifest(prometheus));
+    assert!(ok, "a Prometheus metric sees load without pods: {out}");
+    let cron = "  minReplicas: 0\n  crons:\n  - {name: office, timezone: Europe/Paris, start: '0 8 * * 1-5', end: '0 18 * * 1-5', targetReplicas: 3}\n";
+    let (ok, out) = validate(&manifest(cron));
+    assert!(ok, "a cron wakes the target: {out}");
+    let keda_like = "  minReplicas: 0\n  idle: {cooldownSeconds: 300}\n  fallback: {failureThreshold: 3, replicas: 4, behavior: CurrentReplicasIfHigher}\n  metrics:\n  - type: External\n    activation: '5'\n    external: {metric: {name: queue}, target: {type: AverageValue, averageValue: '10'}}\n";
+    let (ok, out) = validate(&manifest(keda_like));
+    assert!(ok, "{out}");
+}
+
+#[test]
 fn reports_every_problem_of_a_document() {
     let (ok, out) = validate(&manifest("  maxReplicas: 0\n  syncPeriodSeconds: 0\n"));
     assert!(!ok);

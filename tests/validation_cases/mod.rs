@@ -342,6 +342,48 @@ pub const BAD: &[Case] = &[
         server: Server::Accepts("an upper bound on a quantity needs CEL's quantity(), which the API server prices over budget on a CRD this size"),
     },
     Case {
+        name: "minReplicas 0 with only a CPU metric",
+        spec: "  minReplicas: 0\n  metrics:\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}\n",
+        path: "spec.metrics",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "fallback without replicas",
+        spec: "  fallback: {failureThreshold: 3}\n",
+        path: "spec.fallback.replicas",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "fallback with a negative threshold",
+        spec: "  fallback: {failureThreshold: -1, replicas: 2}\n",
+        path: "spec.fallback.failureThreshold",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "idle replicas not below minReplicas",
+        spec: "  idle: {replicas: 2}\n  metrics:\n  - type: External\n    external: {metric: {name: queue}, target: {type: AverageValue, averageValue: '10'}}\n",
+        path: "spec.idle.replicas",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "idle with nothing that reads load without pods",
+        spec: "  idle: {}\n",
+        path: "spec.idle",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "activation on a CPU metric",
+        spec: "  idle: {}\n  crons:\n  - {name: day, start: '0 8 * * *', end: '0 18 * * *', targetReplicas: 3}\n  metrics:\n  - type: Resource\n    activation: '1'\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}\n",
+        path: "spec.metrics[0].activation",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "activation without idle",
+        spec: "  metrics:\n  - type: External\n    activation: '1'\n    external: {metric: {name: queue}, target: {type: AverageValue, averageValue: '10'}}\n",
+        path: "spec.metrics[0].activation",
+        server: Server::Rejects,
+    },
+    Case {
         name: "cron duplicate names",
         spec: "  crons:\n  - {name: a, start: '0 6 * * *', end: '0 9 * * *', targetReplicas: 3}\n  - {name: a, start: '0 18 * * *', end: '0 20 * * *', targetReplicas: 3}\n",
         path: "spec.crons[1].name",
