@@ -20,7 +20,7 @@ use foresight_sim::score::Scores;
 use foresight_sim::simulation::{compile_policies, scaled_load, total_decisions, CompiledPolicy};
 use foresight_sim::synthetic::{generate, SyntheticConfig};
 use foresight_sim::verdict::{change_text, deltas};
-use foresight_sim::{simulate, summary, LoadScale, ModelConfig, Recording, Simulation};
+use foresight_sim::{simulate, summary, LoadScale, ModelConfig, Outage, Recording, Simulation};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::flags::whole;
@@ -115,6 +115,22 @@ pub struct SimulateArgs {
     /// predictor can be ready); the report and the scores say so.
     #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub warm_up: i64,
+    /// Make every metric read fail from START (after the first decision) for LENGTH, e.g.
+    /// `--outage 3d12h,45m`, to see what `spec.fallback` does; repeat for several. The report
+    /// shades them.
+    #[arg(long, value_name = "START,LENGTH", value_parser = outage)]
+    pub outage: Vec<Outage>,
+}
+
+/// `--outage START,LENGTH`.
+fn outage(text: &str) -> Result<Outage, String> {
+    let (start, length) = text
+        .split_once(',')
+        .ok_or_else(|| format!("{text:?}: write START,LENGTH (e.g. 3d12h,45m)"))?;
+    Ok(Outage {
+        start_seconds: crate::cli::flags::seconds(start)?,
+        length_seconds: crate::cli::flags::positive_seconds(length)?,
+    })
 }
 
 /// `--pod-capacity`: the load one pod serves, more than nothing and at most a million units.
@@ -146,6 +162,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         refit_interval_seconds: args.refit_interval,
         warm_up_seconds: args.warm_up,
         short_from_share: 1.0,
+        outages: args.outage.clone(),
         recording: Recording::Full,
     };
     model.validate()?;

@@ -48,6 +48,9 @@ pub struct ModelConfig {
     /// capacity). A replay of recorded usage needs less than 1: usage cannot show more than
     /// the pods served, so a load held at capacity is the only trace a shortfall left in it.
     pub short_from_share: f64,
+    /// Stretches during which every metric source fails (`--outage`): what `spec.fallback`
+    /// is for.
+    pub outages: Vec<Outage>,
     /// What to keep besides the scores (it changes no score, so the summary leaves it out).
     #[serde(skip)]
     pub recording: Recording,
@@ -68,12 +71,35 @@ impl Default for ModelConfig {
             refit_interval_seconds: 3600,
             warm_up_seconds: 0,
             short_from_share: 1.0,
+            outages: Vec::new(),
             recording: Recording::Full,
         }
     }
 }
 
+/// A metric outage: from `start_seconds` after the first decision, for `length_seconds`,
+/// every metric read fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Outage {
+    /// Seconds from the first decision.
+    pub start_seconds: i64,
+    /// How long it lasts.
+    pub length_seconds: i64,
+}
+
 impl ModelConfig {
+    /// The outages as `[start, end)` Unix seconds for a run whose first decision is at
+    /// `start`.
+    pub fn outage_periods(&self, start: i64) -> Vec<(i64, i64)> {
+        self.outages
+            .iter()
+            .map(|o| {
+                let a = start.saturating_add(o.start_seconds);
+                (a, a.saturating_add(o.length_seconds))
+            })
+            .collect()
+    }
+
     /// Checks every setting; the error names the first one out of range.
     pub fn validate(&self) -> Result<(), SimError> {
         let at_least = |name: &str, value: i64, min: i64| {
@@ -137,6 +163,10 @@ impl ModelConfig {
                 "short-from share is {}; it must be more than 0 and at most 1",
                 self.short_from_share
             )));
+        }
+        for o in &self.outages {
+            at_least("outage start (seconds into the trace)", o.start_seconds, 0)?;
+            at_least("outage length (seconds)", o.length_seconds, 1)?;
         }
         if !(self.pod_capacity.is_finite() && self.pod_capacity > 0.0) {
             return Err(SimError::Model(format!(

@@ -37,7 +37,7 @@ pub mod timeline;
 pub mod verdict;
 pub mod windows;
 
-pub use config::{ModelConfig, Recording};
+pub use config::{ModelConfig, Outage, Recording};
 pub use error::SimError;
 pub use load::{LoadPoint, LoadTrace};
 pub use policy::Policy;

@@ -3,7 +3,8 @@
 
 use foresight_api::status::{EffectiveHorizontalPodAutoscalerStatus, ScalingHistory};
 use foresight_core::autoscaler::{Autoscaler, MetricSource, Target};
-use foresight_core::decision::{decide, ScaleOutcome};
+use foresight_core::decision::{decide, Observation, ScaleOutcome};
+use foresight_core::metrics::MetricData;
 use foresight_core::trace::Sample;
 
 use crate::cluster::{timestamp, Cluster, PodTemplate};
@@ -103,6 +104,18 @@ pub fn prediction_proposing(status: &EffectiveHorizontalPodAutoscalerStatus) -> 
         .all(|e| e.kept)
 }
 
+/// What the controller sees while the metric APIs are down: every reading failed, as the
+/// shells report a failed API call.
+fn outage_observation(seen: &Observation) -> Observation {
+    const DOWN: &str = "the metrics API is unavailable (simulated outage)";
+    let mut failed = seen.clone();
+    failed.resource_metrics = Err(DOWN.to_owned());
+    for m in &mut failed.metrics {
+        m.reading = MetricData::Failed(DOWN.to_owned());
+    }
+    failed
+}
+
 /// Seconds between the instants the model stops at: every sync, scrape, window, predictor
 /// sample and refit boundary is a multiple of it.
 fn grid_seconds(sync: i64, model: &ModelConfig, forecaster: Option<&Forecaster>) -> i64 {
@@ -197,6 +210,8 @@ pub fn run_policy_after(
     // counted either.
     let score_from = span.start.saturating_add(model.warm_up_seconds.max(0));
     let mut started_before_scoring = None;
+    let outages = model.outage_periods(span.start);
+    let mut failing = None;
     let mut t = span.start;
     while t < span.end {
         if t >= score_from && started_before_scoring.is_none() {
@@ -216,10 +231,15 @@ pub fn run_policy_after(
             }
         }
         pipeline.refresh(t, &mut cluster, &meter);
+        let observation = if outages.iter().any(|&(a, b)| a <= t && t < b) {
+            &*failing.insert(outage_observation(cluster.observation()))
+        } else {
+            cluster.observation()
+        };
         // The core takes status and history by value and hands them back from `finish`.
         let decision = decide(
             autoscaler,
-            cluster.observation(),
+            observation,
             std::mem::take(&mut status),
             std::mem::take(&mut history),
             timestamp(t),

@@ -65,6 +65,8 @@ pub struct Simulation {
     pub cron_windows: Vec<Vec<CronWindow>>,
     /// The least any autoscaler could spend on this load without under-provisioning.
     pub bound: ClairvoyantBound,
+    /// The metric outages (`[start, end)`, Unix seconds) inside the span.
+    pub outages: Vec<(i64, i64)>,
 }
 
 /// The chart bucket for a span: whole minutes, about [`CHART_BUCKETS`] across.
@@ -146,6 +148,12 @@ pub fn simulate(
         policies: outcomes,
         cron_windows,
         bound,
+        outages: model
+            .outage_periods(span.start)
+            .into_iter()
+            .filter(|&(a, _)| a < span.end)
+            .map(|(a, b)| (a, b.min(span.end)))
+            .collect(),
     })
 }
 

@@ -314,3 +314,67 @@ fn the_bundled_trace_is_the_repositorys_copy_of_cranes_input0() {
         "examples/simulate/crane-input0.csv must stay a byte-for-byte copy"
     );
 }
+
+#[test]
+fn an_outage_holds_the_size_and_fallback_decides_after_its_threshold() {
+    use foresight_sim::Outage;
+    // Four cores, then twelve from minute 40: the rise falls inside the outage.
+    let load = trace(|m| if m < 40 { 4.0 } else { 12.0 }, 90);
+    let model = ModelConfig {
+        outages: vec![Outage {
+            start_seconds: 30 * 60,
+            length_seconds: 30 * 60,
+        }],
+        ..ModelConfig::default()
+    };
+    let with_fallback = POLICY.replace(
+        "  maxReplicas: 50\n",
+        "  maxReplicas: 50\n  fallback: {failureThreshold: 3, replicas: 20}\n",
+    );
+    let sim = run(&policy(POLICY), &load, &model);
+    let held = sim.policies[0].timeline.as_ref().unwrap();
+    assert_eq!(
+        sim.outages,
+        vec![(1_704_067_200 + 1800, 1_704_067_200 + 3600)]
+    );
+    // Without a fallback the size is held through the outage (8 pods for 4 cores at 50%),
+    // and the rise goes unserved until it ends.
+    let minute = |t: &foresight_sim::timeline::Timeline, m: i64| {
+        let bucket = (m * 60 / t.bucket_seconds) as usize;
+        t.replicas[bucket]
+    };
+    assert_eq!(minute(held, 55), 8);
+    assert!(sim.policies[0].scores.under_provisioned_minutes > 15.0);
+    let sim = run(&policy(&with_fallback), &load, &model);
+    let fell_back = sim.policies[0].timeline.as_ref().unwrap();
+    assert_eq!(
+        minute(fell_back, 55),
+        20,
+        "the fallback size after four failed syncs"
+    );
+    assert!(sim.policies[0].scores.under_provisioned_minutes < 5.0);
+    assert_eq!(
+        minute(fell_back, 85),
+        24,
+        "the metrics decide again after it"
+    );
+    let html = foresight_sim::report::render(
+        &sim,
+        &foresight_sim::report::ReportContext {
+            source: "step.csv",
+            model: &model,
+            unit: "cores",
+            time_zone: jiff::tz::TimeZone::UTC,
+            frontier: None,
+            closed_gaps: &[],
+        },
+    );
+    assert!(
+        html.contains(r#"<g class="outage">"#),
+        "the outage is shaded"
+    );
+    assert!(
+        html.contains("metric outage Mon 01 Jan 00:30 – Mon 01 Jan 01:00"),
+        "and titled"
+    );
+}

@@ -696,6 +696,21 @@ fn policy_section(
         chart.periods(&periods, "cron", None, Some(&cron_titles(windows, tz)));
         chart.legend("cron window", "fill:#f5d76e", true);
     }
+    if !simulation.outages.is_empty() {
+        let titles: Vec<String> = simulation
+            .outages
+            .iter()
+            .map(|&(a, b)| {
+                format!(
+                    "metric outage {} – {}: every metric read fails",
+                    local(a, tz),
+                    local(b, tz)
+                )
+            })
+            .collect();
+        chart.periods(&simulation.outages, "outage", None, Some(&titles));
+        chart.legend("metric outage", "fill:#7f8c8d", true);
+    }
     draw_load(
         &mut chart,
         span.start,
@@ -748,6 +763,9 @@ fn policy_section(
     }
     if !windows.is_empty() {
         hover.push("a cron window");
+    }
+    if !simulation.outages.is_empty() {
+        hover.push("a metric outage");
     }
     if !peaks.is_empty() {
         hover.push("a forecast peak");
