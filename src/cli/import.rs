@@ -1,4 +1,5 @@
-//! `foresight import`: native HPAs and Crane EHPAs into Foresight objects, as YAML.
+//! `foresight import`: native HPAs, Crane EHPAs and KEDA ScaledObjects into Foresight objects,
+//! as YAML.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,8 +14,9 @@ use super::input::read_input;
 /// Arguments of `foresight import`.
 #[derive(clap::Args)]
 pub struct ImportArgs {
-    /// YAML or JSON manifests holding autoscaling/v1 or v2 HorizontalPodAutoscalers or
-    /// Crane (autoscaling.crane.io/v1alpha1) EffectiveHorizontalPodAutoscalers; `-` reads
+    /// YAML or JSON manifests holding autoscaling/v1 or v2 HorizontalPodAutoscalers, Crane
+    /// (autoscaling.crane.io/v1alpha1) EffectiveHorizontalPodAutoscalers or KEDA
+    /// (keda.sh/v1alpha1) ScaledObjects; `-` reads
     /// standard input. Several documents per file and `kind: List` (`kubectl get hpa -o
     /// yaml`) are fine; other kinds are skipped.
     #[arg(required = true, value_name = "FILE")]
@@ -68,7 +70,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     if documents_out.is_empty() {
-        anyhow::bail!("no HorizontalPodAutoscaler or Crane EffectiveHorizontalPodAutoscaler found");
+        anyhow::bail!("no HorizontalPodAutoscaler, Crane EffectiveHorizontalPodAutoscaler or KEDA ScaledObject found");
     }
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(documents_out.join("---\n").as_bytes())?;

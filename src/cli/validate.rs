@@ -90,6 +90,11 @@ fn check_document(value: &serde_json::Value, strict_kinds: bool) -> Option<Vec<F
             "autoscaling.crane.io/v1alpha1",
             "a Crane EffectiveHorizontalPodAutoscaler; convert it with `foresight import` first",
         )],
+        Document::Keda(_) => vec![FieldError::invalid(
+            "apiVersion",
+            "keda.sh/v1alpha1",
+            "a KEDA ScaledObject; convert it with `foresight import` first",
+        )],
         Document::Other { api_version, kind } if strict_kinds => vec![FieldError::not_supported(
             "kind",
             format!("{api_version}/{kind}"),

@@ -75,7 +75,7 @@ pub struct Imported {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ImportError {
     /// The document is not an autoscaler this command converts.
-    #[error("{api_version} {kind} is not a HorizontalPodAutoscaler or a Crane EffectiveHorizontalPodAutoscaler")]
+    #[error("{api_version} {kind} is not a HorizontalPodAutoscaler, a Crane EffectiveHorizontalPodAutoscaler or a KEDA ScaledObject")]
     Unsupported {
         /// Its `apiVersion`.
         api_version: String,
@@ -115,6 +115,7 @@ pub fn import_document(
             imported
         }
         Document::Crane(raw) => import_crane(&raw)?,
+        Document::Keda(raw) => crate::keda::import_scaled_object(&raw)?,
         Document::Foresight(object) => finish(
             *object,
             vec!["already a Foresight object; passed through unchanged".to_owned()],
@@ -554,7 +555,10 @@ fn split_zone_prefix(expr: &str) -> (Option<&str>, &str) {
 
 /// The metadata a new object should carry: name, namespace, labels and the user's
 /// annotations; never server-set fields (uid, resourceVersion, managedFields, ...).
-fn carried_metadata(meta: &ObjectMeta, drop_annotation: impl Fn(&str) -> bool) -> ObjectMeta {
+pub(crate) fn carried_metadata(
+    meta: &ObjectMeta,
+    drop_annotation: impl Fn(&str) -> bool,
+) -> ObjectMeta {
     let annotations: BTreeMap<String, String> = meta
         .annotations
         .iter()
@@ -571,7 +575,7 @@ fn carried_metadata(meta: &ObjectMeta, drop_annotation: impl Fn(&str) -> bool) -
     }
 }
 
-fn finish(object: ForesightObject, notes: Vec<String>) -> Imported {
+pub(crate) fn finish(object: ForesightObject, notes: Vec<String>) -> Imported {
     let problems = validate_spec(&object.spec);
     Imported {
         object,

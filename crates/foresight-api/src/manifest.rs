@@ -197,6 +197,8 @@ pub enum Document {
     Hpa(Box<HorizontalPodAutoscaler>),
     /// Crane's `autoscaling.crane.io/v1alpha1` EffectiveHorizontalPodAutoscaler, raw.
     Crane(serde_json::Value),
+    /// KEDA's `keda.sh/v1alpha1` ScaledObject, raw.
+    Keda(serde_json::Value),
     /// Anything else.
     Other {
         /// Its `apiVersion`.
@@ -241,6 +243,7 @@ pub fn classify(value: &serde_json::Value) -> Result<Document, FieldError> {
         ("autoscaling.crane.io", _, "EffectiveHorizontalPodAutoscaler") => {
             Ok(Document::Crane(value.clone()))
         }
+        ("keda.sh", _, "ScaledObject") => Ok(Document::Keda(value.clone())),
         _ => Ok(Document::Other { api_version, kind }),
     }
 }

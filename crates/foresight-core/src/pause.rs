@@ -4,23 +4,7 @@
 
 use std::fmt;
 
-/// Stops scaling (`"true"`); the workload keeps its size.
-pub const PAUSED: &str = "autoscaling.foresight.dev/paused";
-/// Scales the workload to this many replicas and stops scaling there.
-pub const PAUSED_REPLICAS: &str = "autoscaling.foresight.dev/paused-replicas";
-/// Stops scaling in (down) only (`"true"`).
-pub const PAUSED_SCALE_IN: &str = "autoscaling.foresight.dev/paused-scale-in";
-/// Stops scaling out (up) only (`"true"`).
-pub const PAUSED_SCALE_OUT: &str = "autoscaling.foresight.dev/paused-scale-out";
-
-/// KEDA's names for the same annotations, in the same order, which `foresight import`
-/// renames.
-pub const KEDA_NAMES: [(&str, &str); 4] = [
-    ("autoscaling.keda.sh/paused", PAUSED),
-    ("autoscaling.keda.sh/paused-replicas", PAUSED_REPLICAS),
-    ("autoscaling.keda.sh/paused-scale-in", PAUSED_SCALE_IN),
-    ("autoscaling.keda.sh/paused-scale-out", PAUSED_SCALE_OUT),
-];
+pub use foresight_api::pause::{PAUSED, PAUSED_REPLICAS, PAUSED_SCALE_IN, PAUSED_SCALE_OUT};
 
 /// What the annotations ask for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

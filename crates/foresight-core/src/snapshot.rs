@@ -583,6 +583,12 @@ impl Snapshot {
                         "a Crane manifest: convert it with `foresight import` first".to_owned(),
                     ))
                 }
+                Document::Keda(_) => {
+                    return Err(err(
+                        "autoscaler",
+                        "a KEDA ScaledObject: convert it with `foresight import` first".to_owned(),
+                    ))
+                }
                 Document::Other { api_version, kind } => {
                     return Err(err(
                         "autoscaler",

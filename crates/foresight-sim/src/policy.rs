@@ -124,6 +124,12 @@ pub fn policies_from_manifest(text: &str, default_name: &str) -> Result<Vec<Poli
                         .to_owned(),
                 )
             }
+            Document::Keda(_) => {
+                return Err(
+                    "a KEDA keda.sh ScaledObject: convert it with `foresight import` first"
+                        .to_owned(),
+                )
+            }
             Document::Other { api_version, kind } => skipped.push(format!("{api_version} {kind}")),
         }
     }
