@@ -100,7 +100,7 @@ struct Trigger {
 
 /// What one trigger became.
 enum Converted {
-    Metric(MetricSpec),
+    Metric(Box<MetricSpec>),
     Cron(CronSpec),
     Dropped,
 }
@@ -139,7 +139,7 @@ pub fn import_scaled_object(value: &serde_json::Value) -> Result<Imported, Impor
     let mut crons = Vec::new();
     for (i, trigger) in spec.triggers.iter().enumerate() {
         match convert_trigger(i, trigger, idles, &mut notes) {
-            Converted::Metric(m) => metrics.push(m),
+            Converted::Metric(m) => metrics.push(*m),
             Converted::Cron(c) => crons.push(c),
             Converted::Dropped => {}
         }
@@ -273,7 +273,7 @@ fn convert_trigger(i: usize, t: &Trigger, idles: bool, notes: &mut Vec<String>) 
                 value_target(&type_, value)
             };
             let name = t.type_.clone();
-            Converted::Metric(match meta("containerName") {
+            Converted::Metric(Box::new(match meta("containerName") {
                 Some(container) => MetricSpec {
                     type_: "ContainerResource".to_owned(),
                     container_resource: Some(ContainerResourceMetricSource {
@@ -288,7 +288,7 @@ fn convert_trigger(i: usize, t: &Trigger, idles: bool, notes: &mut Vec<String>) 
                     resource: Some(ResourceMetricSource { name, target }),
                     ..Default::default()
                 },
-            })
+            }))
         }
         "prometheus" => {
             if let Some(server) = meta("serverAddress") {
@@ -305,7 +305,7 @@ fn convert_trigger(i: usize, t: &Trigger, idles: bool, notes: &mut Vec<String>) 
                 notes.push(format!("{at}.metadata.{key} dropped"));
             }
             let name = metric_name(t, i);
-            Converted::Metric(MetricSpec {
+            Converted::Metric(Box::new(MetricSpec {
                 type_: "Prometheus".to_owned(),
                 prometheus: Some(PrometheusMetricSource {
                     name,
@@ -315,7 +315,7 @@ fn convert_trigger(i: usize, t: &Trigger, idles: bool, notes: &mut Vec<String>) 
                 }),
                 activation: activation("activationThreshold", notes),
                 ..Default::default()
-            })
+            }))
         }
         "cron" => Converted::Cron(CronSpec {
             name: t.name.clone().unwrap_or_else(|| format!("cron-{i}")),
@@ -342,7 +342,7 @@ fn convert_trigger(i: usize, t: &Trigger, idles: bool, notes: &mut Vec<String>) 
             } else {
                 "activationThreshold"
             };
-            Converted::Metric(MetricSpec {
+            Converted::Metric(Box::new(MetricSpec {
                 type_: "External".to_owned(),
                 external: Some(ExternalMetricSource {
                     metric: MetricIdentifier {
@@ -353,7 +353,7 @@ fn convert_trigger(i: usize, t: &Trigger, idles: bool, notes: &mut Vec<String>) 
                 }),
                 activation: activation(activation_key, notes),
                 ..Default::default()
-            })
+            }))
         }
         other => {
             notes.push(format!(
