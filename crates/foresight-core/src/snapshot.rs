@@ -563,14 +563,18 @@ impl Snapshot {
             path: path.to_owned(),
             message,
         };
+        let mut annotations = None;
         let (namespace, name, spec, status) =
             match classify(&self.autoscaler).map_err(|e| err("autoscaler", e.to_string()))? {
-                Document::Foresight(e) => (
-                    e.metadata.namespace,
-                    e.metadata.name,
-                    e.spec,
-                    e.status.unwrap_or_default(),
-                ),
+                Document::Foresight(e) => {
+                    annotations = e.metadata.annotations;
+                    (
+                        e.metadata.namespace,
+                        e.metadata.name,
+                        e.spec,
+                        e.status.unwrap_or_default(),
+                    )
+                }
                 Document::Hpa(h) => (
                     h.metadata.namespace,
                     h.metadata.name,
@@ -616,6 +620,12 @@ impl Snapshot {
             err("autoscaler", text.join("; "))
         })?;
         let mut observation = observation(&autoscaler, &self.scale, &self.pods, &self.metrics)?;
+        observation.pause = crate::pause::Pause::from_annotations(
+            annotations
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        );
         if autoscaler.prediction_window_seconds.is_some() {
             for (seen, metric) in observation.metrics.iter_mut().zip(&autoscaler.metrics) {
                 if let Some(forecast) = self.forecasts.get(&metric.identifier()) {
