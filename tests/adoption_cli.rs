@@ -103,6 +103,10 @@ fn files() -> Vec<(&'static str, String)> {
             "negative-scale.yaml",
             snapshot.replace("specReplicas: 4", "specReplicas: -4"),
         ),
+        (
+            "bad-selector.yaml",
+            snapshot.replace("selector: \"app=web\"", "selector: \"app in (web\""),
+        ),
         ("gap.csv", "0,1\n9999999999,2\n".to_owned()),
         ("gapped.csv", gapped),
         ("ms.csv", "1633651200000,1\n1633651260000,2\n".to_owned()),
@@ -436,6 +440,18 @@ const CASES: &[Case] = &[
         says: &["scale.specReplicas: Invalid value: -4"],
         never: &[],
         no_stdout: true,
+    },
+    Case {
+        name: "explain reports a malformed scale selector as Kubernetes does",
+        args: &["explain", "--snapshot", "bad-selector.yaml"],
+        stdin: None,
+        exit: 0,
+        says: &[
+            "InvalidSelector",
+            "couldn't convert selector into a corresponding internal selector object: unable to parse requirement: found '', expected: ',' or ')'",
+        ],
+        never: &[],
+        no_stdout: false,
     },
     Case {
         name: "backtest refuses negative loads as simulate does",

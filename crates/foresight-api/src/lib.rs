@@ -19,6 +19,7 @@ pub mod prediction;
 pub mod quantity;
 pub mod schedule;
 pub mod schema;
+pub mod selector;
 pub mod spec;
 pub mod status;
 pub mod unknown_fields;

@@ -891,6 +891,24 @@ pub mod names {
             && b[b.len() - 1].is_ascii_alphanumeric()
     }
 
+    /// `IsValidLabelValue`.
+    pub fn label_value_problems(s: &str) -> Vec<String> {
+        const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+        const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+        let mut errs = Vec::new();
+        if s.len() > 63 {
+            errs.push("must be no more than 63 characters".to_owned());
+        }
+        if !s.is_empty() && !is_qualified_name_part(s) {
+            errs.push(regex_error(
+                LABEL_VALUE_MSG,
+                LABEL_VALUE_FMT,
+                &["MyValue", "my_value", "12345"],
+            ));
+        }
+        errs
+    }
+
     /// `IsQualifiedName`.
     pub fn qualified_name_problems(s: &str) -> Vec<String> {
         let mut errs = Vec::new();

@@ -403,13 +403,15 @@ pub fn observation(
         };
         per_metric.push(MetricObservation::from(data));
     }
-    Ok(Observation {
+    let mut observation = Observation {
         scale: scale.to_scale(),
         pods: pods(pod_list, "pods")?,
         resource_metrics,
         metrics: per_metric,
         ..Default::default()
-    })
+    };
+    observation.parse_selector();
+    Ok(observation)
 }
 
 /// A forecast as written in a snapshot.

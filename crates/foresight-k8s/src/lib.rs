@@ -24,7 +24,6 @@ pub mod leader;
 pub mod pods;
 pub mod prometheus;
 pub mod reconcile;
-pub mod selector;
 pub mod sources;
 pub mod status;
 pub mod target;

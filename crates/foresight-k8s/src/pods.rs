@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::Pod as KubePod;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
 
-use crate::selector::Selector;
+use foresight_api::selector::Selector;
 
 /// One cached pod: its labels (for selectors) and the decision's view of it.
 #[derive(Clone, Debug, PartialEq)]

@@ -37,11 +37,11 @@ use crate::conflicts::{TargetIndex, TargetKey};
 use crate::events::EventPublisher;
 use crate::forecasts::{self, ForecastCache};
 use crate::pods::PodCache;
-use crate::selector::Selector;
 use crate::sources::{MetricSources, Readings};
 use crate::status::{self, StatusError};
 use crate::target::ScaleClient;
 use crate::telemetry::{DecisionLabels, Telemetry};
+use foresight_api::selector::Selector;
 use foresight_api::EffectiveHorizontalPodAutoscaler;
 
 /// The controller's settings beyond the decision's own (`ControllerConfig`).

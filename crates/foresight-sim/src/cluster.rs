@@ -79,7 +79,9 @@ impl Cluster {
                 scale: Ok(Scale {
                     spec_replicas: 0,
                     status_replicas: 0,
-                    selector: format!("app={name}"),
+                    // Policy names need not be label values ("predictive+cron"): every
+                    // modelled workload carries the same label.
+                    selector: "app=simulated".to_owned(),
                 }),
                 ..Observation::default()
             },
@@ -89,6 +91,9 @@ impl Cluster {
             pods_started: 0,
             generation: 0,
         };
+        // The same parsing as every shell, so a selector the model could not parse would be
+        // InvalidSelector here too.
+        cluster.observation.parse_selector();
         let long_ago = now - 86_400;
         for _ in 0..replicas.max(0) {
             cluster.create(long_ago, long_ago);

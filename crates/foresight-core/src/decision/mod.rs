@@ -13,6 +13,7 @@ mod prediction;
 use std::borrow::Cow;
 
 use foresight_api::hpa::MetricStatus;
+use foresight_api::selector::Selector;
 use foresight_api::spec::ScaleStrategy;
 use foresight_api::status::{
     Condition, ConditionStatus, DecisionRecord, EffectiveHorizontalPodAutoscalerStatus,
@@ -83,6 +84,26 @@ impl From<MetricData> for MetricObservation {
         MetricObservation {
             reading,
             ..MetricObservation::default()
+        }
+    }
+}
+
+impl Observation {
+    /// Parses the scale's selector with the parser every shell shares (Kubernetes' grammar
+    /// and error texts). A malformed one is kept in `selector_error`, which the decision
+    /// reports as `InvalidSelector` as Kubernetes does; an empty one is left to the decision
+    /// too (`SelectorRequired`). The parsed selector finds the pods.
+    pub fn parse_selector(&mut self) -> Option<Selector> {
+        let text = &self.scale.as_ref().ok()?.selector;
+        if text.is_empty() {
+            return None;
+        }
+        match Selector::parse(text) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.selector_error = Some(e.to_string());
+                None
+            }
         }
     }
 }

@@ -24,9 +24,9 @@ use jiff::Timestamp;
 use kube::Client;
 
 use crate::prometheus::PrometheusClient;
-use crate::selector::Selector;
 use crate::target::ScaleClient;
 use crate::telemetry::ApiCall;
+use foresight_api::selector::Selector;
 use resource::PodMetricsBatch;
 
 /// What was read for one autoscaler.

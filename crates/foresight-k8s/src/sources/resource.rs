@@ -19,8 +19,8 @@ use kube::api::ListParams;
 use kube::{Api, Client};
 use tokio::time::Instant;
 
-use crate::selector::Selector;
 use crate::telemetry::{ApiCall, Call};
+use foresight_api::selector::Selector;
 
 /// A PodMetrics item with the pod's labels (metrics-server copies them), so that one
 /// namespace-wide list can be narrowed to each workload's selector.
