@@ -187,10 +187,11 @@ pub(super) struct Envelope {
     pub(super) error: Option<String>,
 }
 
-/// `data` of a query answer, by `resultType`.
+/// `data` of a query answer, by `resultType` (read it with [`instant_answer`] or
+/// [`join_range`]).
 #[derive(Deserialize)]
 #[serde(tag = "resultType", content = "result", rename_all = "lowercase")]
-pub(super) enum QueryData {
+pub enum QueryData {
     Vector(Vec<ResultItem>),
     Matrix(Vec<ResultItem>),
     Scalar((serde_json::Value, String)),
@@ -210,11 +211,120 @@ impl QueryData {
 
 /// One series of a vector (`value`) or matrix (`values`).
 #[derive(Deserialize)]
-pub(super) struct ResultItem {
+pub struct ResultItem {
     #[serde(default)]
     pub(super) metric: BTreeMap<String, String>,
     #[serde(default)]
     pub(super) value: Option<(serde_json::Value, String)>,
     #[serde(default)]
     pub(super) values: Option<Vec<(serde_json::Value, String)>>,
+}
+
+/// The `data` of an answer with HTTP `status` and `body` from `url`, or the error it carries:
+/// Prometheus's own error (it answers query errors with 400/422/503 and an error body), the
+/// bare HTTP status, or why the body is not an answer.
+pub fn decode_answer(status: u16, url: &str, body: &[u8]) -> Result<QueryData, PrometheusError> {
+    let envelope: Result<Envelope, _> = serde_json::from_slice(body);
+    let success = (200..300).contains(&status);
+    match envelope {
+        Ok(Envelope {
+            status: ref s,
+            error_type,
+            error,
+            ..
+        }) if s == "error" => Err(PrometheusError::Query {
+            error_type: error_type.unwrap_or_else(|| "unknown".to_owned()),
+            error: error.unwrap_or_default(),
+        }),
+        _ if !success => Err(PrometheusError::Http {
+            url: url.to_owned(),
+            status,
+            body: excerpt(body),
+        }),
+        Ok(Envelope {
+            status: s,
+            data: Some(data),
+            ..
+        }) if s == "success" => Ok(data),
+        Ok(e) => Err(PrometheusError::BadPayload(format!(
+            "status {:?} without data",
+            e.status
+        ))),
+        Err(e) => Err(PrometheusError::BadPayload(format!(
+            "{e} (body starts {})",
+            excerpt(body)
+        ))),
+    }
+}
+
+/// The series of an instant query's answer. A scalar is one series without labels.
+pub fn instant_answer(data: QueryData) -> Result<Vec<Series>, PrometheusError> {
+    match data {
+        QueryData::Vector(items) => items
+            .into_iter()
+            .map(|item| {
+                let sample = item.value.ok_or_else(|| {
+                    PrometheusError::BadPayload(
+                        "a vector item has no `value` (native histograms are not supported)"
+                            .to_owned(),
+                    )
+                })?;
+                instant_series(item.metric, sample)
+            })
+            .collect(),
+        QueryData::Scalar(sample) => Ok(vec![instant_series(BTreeMap::new(), sample)?]),
+        QueryData::Matrix(_) => Err(PrometheusError::BadPayload(
+            "an instant query returned a range vector; drop the `[range]` selector".to_owned(),
+        )),
+        QueryData::String(_) => Err(PrometheusError::BadPayload(
+            "the query returned a string, not a number".to_owned(),
+        )),
+    }
+}
+
+/// Adds one piece of a range query's answer to the series joined so far (by labels): points
+/// in time order, later duplicates and non-finite values dropped (and counted).
+pub fn join_range(
+    joined: &mut BTreeMap<BTreeMap<String, String>, RangeSeries>,
+    data: QueryData,
+) -> Result<(), PrometheusError> {
+    let QueryData::Matrix(items) = data else {
+        return Err(PrometheusError::BadPayload(format!(
+            "a range query returned a {}, not a matrix",
+            data.type_name()
+        )));
+    };
+    for item in items {
+        let series = joined
+            .entry(item.metric.clone())
+            .or_insert_with(|| RangeSeries {
+                labels: item.metric.clone(),
+                points: Vec::new(),
+                non_finite_dropped: 0,
+            });
+        for raw in item.values.unwrap_or_default() {
+            let (ts, value) = parse_sample(&raw)?;
+            if !value.is_finite() {
+                series.non_finite_dropped += 1;
+                continue;
+            }
+            // Whole-second steps from a whole-second start: the fraction is 0. A timestamp
+            // beyond i64 saturates, and keeps the order check meaningful.
+            let ts = ts.round() as i64;
+            if series.points.last().is_some_and(|p| p.ts >= ts) {
+                continue;
+            }
+            series.points.push(Point { ts, value });
+        }
+    }
+    Ok(())
+}
+
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut s: String = text.chars().take(200).collect();
+    if text.chars().count() > 200 {
+        s.push_str("...");
+    }
+    s.trim().to_owned()
 }

@@ -18,7 +18,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
 mod answer;
 pub mod promql;
 
-use answer::{instant_series, parse_sample, Envelope, QueryData};
+use answer::QueryData;
+pub use answer::{decode_answer, instant_answer, join_range};
 pub use answer::{Point, PrometheusError, RangeSeries, Series};
 
 /// Prometheus refuses range queries that would return more points than this per series.
@@ -267,27 +268,7 @@ impl PrometheusClient {
         }
         let params = [("query", promql.to_owned()), ("time", unix_seconds(at))];
         let data = self.get(Endpoint::Query, &params).await?;
-        match data {
-            QueryData::Vector(items) => items
-                .into_iter()
-                .map(|item| {
-                    let sample = item.value.ok_or_else(|| {
-                        PrometheusError::BadPayload(
-                            "a vector item has no `value` (native histograms are not supported)"
-                                .to_owned(),
-                        )
-                    })?;
-                    instant_series(item.metric, sample)
-                })
-                .collect(),
-            QueryData::Scalar(sample) => Ok(vec![instant_series(BTreeMap::new(), sample)?]),
-            QueryData::Matrix(_) => Err(PrometheusError::BadPayload(
-                "an instant query returned a range vector; drop the `[range]` selector".to_owned(),
-            )),
-            QueryData::String(_) => Err(PrometheusError::BadPayload(
-                "the query returned a string, not a number".to_owned(),
-            )),
-        }
+        instant_answer(data)
     }
 
     /// Evaluates `promql` at every `step` from `start` to `end` (both whole seconds, `end`
@@ -335,34 +316,7 @@ impl PrometheusClient {
                 ("step", step_seconds.to_string()),
             ];
             let data = self.get(Endpoint::QueryRange, &params).await?;
-            let QueryData::Matrix(items) = data else {
-                return Err(PrometheusError::BadPayload(format!(
-                    "a range query returned a {}, not a matrix",
-                    data.type_name()
-                )));
-            };
-            for item in items {
-                let series = joined
-                    .entry(item.metric.clone())
-                    .or_insert_with(|| RangeSeries {
-                        labels: item.metric.clone(),
-                        points: Vec::new(),
-                        non_finite_dropped: 0,
-                    });
-                for raw in item.values.unwrap_or_default() {
-                    let (ts, value) = parse_sample(&raw)?;
-                    if !value.is_finite() {
-                        series.non_finite_dropped += 1;
-                        continue;
-                    }
-                    // Whole-second steps from a whole-second start: the fraction is 0.
-                    let ts = ts.round() as i64;
-                    if series.points.last().is_some_and(|p| p.ts >= ts) {
-                        continue;
-                    }
-                    series.points.push(Point { ts, value });
-                }
-            }
+            join_range(&mut joined, data)?;
         }
         Ok(joined.into_values().collect())
     }
@@ -392,38 +346,7 @@ impl PrometheusClient {
             .map_err(|e| self.transport_error(&url, &e))?;
         let status = response.status();
         let body = self.read_limited(&url, response).await?;
-        let envelope: Result<Envelope, _> = serde_json::from_slice(&body);
-        match envelope {
-            // Prometheus answers query errors with 400/422/503 and an error body: report
-            // what Prometheus said rather than the bare status.
-            Ok(Envelope {
-                status: ref s,
-                error_type,
-                error,
-                ..
-            }) if s == "error" => Err(PrometheusError::Query {
-                error_type: error_type.unwrap_or_else(|| "unknown".to_owned()),
-                error: error.unwrap_or_default(),
-            }),
-            _ if !status.is_success() => Err(PrometheusError::Http {
-                url,
-                status: status.as_u16(),
-                body: excerpt(&body),
-            }),
-            Ok(Envelope {
-                status: s,
-                data: Some(data),
-                ..
-            }) if s == "success" => Ok(data),
-            Ok(e) => Err(PrometheusError::BadPayload(format!(
-                "status {:?} without data",
-                e.status
-            ))),
-            Err(e) => Err(PrometheusError::BadPayload(format!(
-                "{e} (body starts {})",
-                excerpt(&body)
-            ))),
-        }
+        decode_answer(status.as_u16(), &url, &body)
     }
 
     /// Reads the body, refusing it once it exceeds the limit.
@@ -525,15 +448,6 @@ fn unix_seconds(at: Timestamp) -> String {
     let ms = at.as_millisecond();
     let (secs, frac) = (ms.div_euclid(1000), ms.rem_euclid(1000));
     format!("{secs}.{frac:03}")
-}
-
-fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut s: String = text.chars().take(200).collect();
-    if text.chars().count() > 200 {
-        s.push_str("...");
-    }
-    s.trim().to_owned()
 }
 
 #[cfg(test)]
