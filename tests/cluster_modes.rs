@@ -397,6 +397,7 @@ fn kubectl_get(cluster: &foresight_envtest::Cluster) {
             "LIMITED",
             "STRATEGY",
             "READY",
+            "PAUSED",
             "AGE"
         ],
         "{table}"

@@ -248,26 +248,36 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
     );
     let report = dir.path().join("foresight-report/report.html");
     let html = std::fs::read_to_string(&report).unwrap();
-    // Self-contained: nothing to load from elsewhere (the only URL is SVG's namespace).
-    for reference in ["src=", "href=", "url(", "@import", "<script", "<link"] {
+    // Self-contained: nothing to load from elsewhere (the only URL is SVG's namespace; a
+    // clip path refers to an element of the report itself, `url(#id)`).
+    for reference in ["src=", "href=", "@import", "<script", "<link"] {
         assert!(
             !html.contains(reference),
             "the report references {reference}"
         );
     }
+    assert!(
+        html.match_indices("url(")
+            .all(|(i, _)| html[i..].starts_with("url(#")),
+        "the report references something outside itself with url("
+    );
     let dom = dump_dom(&report, &dir.path().join("profile"));
 
-    // The score table: one row per policy, each with its nine figures.
+    // The score table: one row per policy, each with its ten figures (the last its cost as a
+    // multiple of the clairvoyant bound), then the bound's own row.
     let table = element(&dom, "table", "scores");
-    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
-    assert_eq!(rows.len(), 3, "{table}");
-    for (row, name) in rows
-        .iter()
-        .zip(["reactive", "predictive", "predictive+cron"])
-    {
+    let rows: Vec<&str> = table.split("<tr").skip(2).collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    for (row, name) in rows.iter().zip([
+        "reactive",
+        "predictive",
+        "predictive+cron",
+        "clairvoyant bound",
+    ]) {
         assert!(row.contains(name), "{row}");
-        assert_eq!(row.matches("<td").count(), 9, "{row}");
+        assert_eq!(row.matches("<td").count(), 10, "{row}");
     }
+    assert!(rows[3].contains("1.00×"), "{}", rows[3]);
 
     // The comparison charts: a load area and a long line per policy.
     let capacity = element(&dom, "svg", "chart-capacity");

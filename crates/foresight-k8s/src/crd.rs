@@ -147,6 +147,7 @@ mod tests {
                 "Limited",
                 "Strategy",
                 "Ready",
+                "Paused",
                 "Age"
             ]
         );

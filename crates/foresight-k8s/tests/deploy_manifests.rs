@@ -370,11 +370,11 @@ fn the_chart_renders_every_option() {
     );
     assert_eq!(
         verbs(&rules, "custom.metrics.k8s.io", "pods/http_requests"),
-        ["get"]
+        ["get", "list"]
     );
     assert_eq!(
         verbs(&rules, "external.metrics.k8s.io", "queue_messages_ready"),
-        ["get"]
+        ["list"]
     );
     let args = check_deployment(&docs);
     let deployment = of_kind(&docs, "Deployment")[0];

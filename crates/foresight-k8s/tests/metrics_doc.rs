@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use foresight_api::hpa::{MetricStatus, MetricValueStatus, ResourceMetricStatus};
 use foresight_api::status::{
-    Condition, ConditionStatus, DecisionRecord, ForecastAccuracyStatus, LimitRecord,
-    PredictionStatus, ProposalRecord,
+    Condition, ConditionStatus, DecisionRecord, EvaluationStatus, ForecastAccuracyStatus,
+    LimitRecord, PredictionStatus, ProposalRecord,
 };
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
@@ -135,6 +135,9 @@ fn filled_telemetry() -> Arc<Telemetry> {
             condition("Ready"),
             condition("PredictionReady"),
             condition("CronActive"),
+            condition("FallbackActive"),
+            condition("Paused"),
+            condition("Active"),
         ],
         prediction: Some(PredictionStatus {
             horizon: "LeadTime".into(),
@@ -145,6 +148,15 @@ fn filled_telemetry() -> Arc<Telemetry> {
                 metric: "resource.cpu".into(),
                 samples: 120,
                 error_percent: 12,
+                evaluation: Some(EvaluationStatus {
+                    evaluated_at: jiff::Timestamp::UNIX_EPOCH,
+                    replayed_seconds: 259_200,
+                    kept: true,
+                    saving_percent: 8,
+                    predictive_under_seconds: 60,
+                    predictive_replica_hours: 92,
+                    reactive_replica_hours: 100,
+                }),
                 ..Default::default()
             }],
         }),
