@@ -1,10 +1,12 @@
-//! A measurement, not a check (ignored by default): the controller's RSS and CPU with 500
-//! autoscalers on the real control plane, and the API requests it sends per autoscaler per
-//! sync, read from its own `/metrics`. Run it with the release build:
+//! A measurement, not a check (ignored by default): the controller's RSS and CPU with many
+//! autoscalers on the real control plane, the API requests it sends per autoscaler per sync,
+//! how late syncs start (p50/p99 of `foresight_sync_lateness_seconds`, read from its own
+//! `/metrics`), and how long every target takes to follow a load step. Run it with the release
+//! build:
 //!
 //! ```sh
 //! cargo test --release --test cluster_scale -- --ignored --nocapture
-//! FORESIGHT_SCALE_SECONDS=120 FORESIGHT_SCALE_AUTOSCALERS=100 cargo test --release --test cluster_scale -- --ignored --nocapture
+//! FORESIGHT_SCALE_SECONDS=120 FORESIGHT_SCALE_AUTOSCALERS=1000 cargo test --release --test cluster_scale -- --ignored --nocapture
 //! ```
 //!
 //! `docs/controller.md` carries the figures.
@@ -33,6 +35,56 @@ fn total(metrics: &str, name: &str) -> f64 {
         })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
+}
+
+/// The `q` quantile of histogram `name` between two scrapes, interpolated within its bucket
+/// (`le` upper bounds), as PromQL's `histogram_quantile` does.
+fn quantile(before: &str, after: &str, name: &str, q: f64) -> Option<f64> {
+    let buckets = |text: &str| -> Vec<(f64, f64)> {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{name}_bucket{{")))
+            .filter_map(|l| {
+                let le = l.split("le=\"").nth(1)?.split('"').next()?;
+                let le = if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().ok()?
+                };
+                Some((le, l.rsplit(' ').next()?.parse().ok()?))
+            })
+            .collect()
+    };
+    let (b, a) = (buckets(before), buckets(after));
+    let counts: Vec<(f64, f64)> = a
+        .iter()
+        .map(|(le, n)| {
+            (
+                *le,
+                n - b.iter().find(|(l, _)| l == le).map_or(0.0, |x| x.1),
+            )
+        })
+        .collect();
+    let total = counts.last()?.1;
+    if total <= 0.0 {
+        return None;
+    }
+    let rank = q * total;
+    let mut lower = (0.0, 0.0);
+    for &(le, n) in &counts {
+        if n >= rank {
+            if le.is_infinite() {
+                return Some(lower.0);
+            }
+            let share = if n > lower.1 {
+                (rank - lower.1) / (n - lower.1)
+            } else {
+                1.0
+            };
+            return Some(lower.0 + (le - lower.0) * share);
+        }
+        lower = (le, n);
+    }
+    None
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,6 +139,9 @@ async fn controller_resources_with_many_autoscalers() {
     let after = controller.scrape().await.unwrap();
     let (cpu1, rss) = foresight_envtest::process::usage(pid);
     let elapsed = started.elapsed().as_secs_f64();
+    let late =
+        |q| quantile(&before, &after, "foresight_sync_lateness_seconds", q).unwrap_or(f64::NAN);
+    let (p50, p99) = (late(0.5), late(0.99));
     let reconciles =
         total(&after, "foresight_reconciles_total") - total(&before, "foresight_reconciles_total");
     let requests = total(&after, "foresight_api_requests_total")
@@ -98,4 +153,50 @@ async fn controller_resources_with_many_autoscalers() {
         requests / reconciles.max(1.0),
     );
     assert!(reconciles > 0.0, "no syncs counted:\n{after}");
+
+    // A load step on every target: 2 pods at 50% to 3x the load, so 6 pods each.
+    let step = Instant::now();
+    for i in 0..autoscalers {
+        let ns = format!("scale-{}", i / per_namespace);
+        cluster
+            .metrics()
+            .set_cpu(&ns, &format!("app-{i}"), Load::Total(300.0));
+    }
+    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::all(client.clone());
+    let converged = foresight_envtest::eventually(
+        "every target at 6 replicas",
+        Duration::from_secs(600),
+        || {
+            let deployments = deployments.clone();
+            async move {
+                let list = deployments.list(&Default::default()).await?;
+                let behind = list
+                    .items
+                    .iter()
+                    .filter(|d| {
+                        d.metadata
+                            .name
+                            .as_deref()
+                            .is_some_and(|n| n.starts_with("app-"))
+                    })
+                    .filter(|d| d.spec.as_ref().and_then(|s| s.replicas) != Some(6))
+                    .count();
+                if behind == 0 {
+                    Ok(Some(step.elapsed()))
+                } else {
+                    anyhow::bail!("{behind} targets not at 6 yet")
+                }
+            }
+        },
+    )
+    .await;
+    let converged = match converged {
+        Ok(t) => format!("{:.1} s", t.as_secs_f64()),
+        Err(e) => format!("not within 600 s ({e:#})"),
+    };
+    eprintln!(
+        "scale: sync lateness p50 {:.3} s, p99 {:.3} s; after a load step on every target, all at their new size in {converged}",
+        p50, p99
+    );
 }

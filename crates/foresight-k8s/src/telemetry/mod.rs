@@ -136,6 +136,8 @@ pub struct Telemetry {
     reconcile_errors: Family<ErrorLabels, Counter>,
     /// Reconcile wall time, seconds.
     pub reconcile_duration: Histogram,
+    /// How late each sync started against when it was due.
+    pub sync_lateness: Histogram,
     /// Decisions by direction and reason.
     pub decisions: Family<DecisionLabels, Counter>,
     requests: Family<RequestLabels, Counter>,
@@ -169,6 +171,7 @@ impl Telemetry {
             reconciles: Counter::default(),
             reconcile_errors: Family::default(),
             reconcile_duration: Histogram::new(latency_buckets()),
+            sync_lateness: Histogram::new(latency_buckets()),
             decisions: Family::default(),
             requests: Family::default(),
             source_duration: Family::new_with_constructor(|| Histogram::new(latency_buckets())),
@@ -198,6 +201,12 @@ impl Telemetry {
             "reconcile_duration_seconds",
             "Wall time of one reconcile",
             t.reconcile_duration.clone(),
+        );
+        r.register(
+            "sync_lateness_seconds",
+            "How late each sync started against the time it was due (a sync period after the \
+             previous one ended): what a backed-up queue costs",
+            t.sync_lateness.clone(),
         );
         r.register(
             "decisions",
@@ -265,8 +274,15 @@ impl Telemetry {
 
     /// Notes that one autoscaler's sync started (or that it is gone).
     pub fn sync_started(&self, key: &str) {
-        if let Ok(mut due) = self.queue.due.lock() {
-            due.remove(key);
+        let was_due = self
+            .queue
+            .due
+            .lock()
+            .ok()
+            .and_then(|mut due| due.remove(key));
+        if let Some(at) = was_due {
+            let late = Instant::now().saturating_duration_since(at);
+            self.sync_lateness.observe(late.as_secs_f64());
         }
     }
 
