@@ -44,6 +44,21 @@ fn run(policies: &[Policy], load: &LoadTrace, model: &ModelConfig) -> Simulation
     simulate(load, &compiled, model, &|_| {}).unwrap()
 }
 
+/// The report of `sim`, for load read from "step.csv" in cores, in UTC.
+fn report(sim: &Simulation, model: &ModelConfig) -> String {
+    foresight_sim::report::render(
+        sim,
+        &foresight_sim::report::ReportContext {
+            source: "step.csv",
+            model,
+            unit: "cores",
+            time_zone: jiff::tz::TimeZone::UTC,
+            frontier: None,
+            closed_gaps: &[],
+        },
+    )
+}
+
 /// Two cores for half an hour, then eight.
 fn step_load() -> LoadTrace {
     trace(|m| if m < 30 { 2.0 } else { 8.0 }, 60)
@@ -270,22 +285,11 @@ fn on_the_bundled_example_prediction_leaves_fewer_minutes_under_provisioned() {
 
 #[test]
 fn the_report_escapes_names_and_explains_every_rescale() {
-    use foresight_sim::report::{render, ReportContext};
     let mut policies = policy(POLICY);
     policies[0].name = "<b>web</b> & co".to_owned();
     let model = ModelConfig::default();
     let sim = run(&policies, &step_load(), &model);
-    let html = render(
-        &sim,
-        &ReportContext {
-            source: "step.csv",
-            model: &model,
-            unit: "cores",
-            time_zone: jiff::tz::TimeZone::UTC,
-            frontier: None,
-            closed_gaps: &[],
-        },
-    );
+    let html = report(&sim, &model);
     assert!(!html.contains("<b>web</b>"));
     assert!(html.contains("&lt;b&gt;web&lt;/b&gt; &amp; co"));
     for id in [
@@ -358,17 +362,7 @@ fn an_outage_holds_the_size_and_fallback_decides_after_its_threshold() {
         24,
         "the metrics decide again after it"
     );
-    let html = foresight_sim::report::render(
-        &sim,
-        &foresight_sim::report::ReportContext {
-            source: "step.csv",
-            model: &model,
-            unit: "cores",
-            time_zone: jiff::tz::TimeZone::UTC,
-            frontier: None,
-            closed_gaps: &[],
-        },
-    );
+    let html = report(&sim, &model);
     assert!(
         html.contains(r#"<g class="outage">"#),
         "the outage is shaded"
