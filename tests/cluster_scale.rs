@@ -144,8 +144,8 @@ async fn controller_resources_with_many_autoscalers() {
     let (p50, p99) = (late(0.5), late(0.99));
     let reconciles =
         total(&after, "foresight_reconciles_total") - total(&before, "foresight_reconciles_total");
-    let requests = total(&after, "foresight_api_requests_total")
-        - total(&before, "foresight_api_requests_total");
+    let requests = total(&after, "foresight_kubernetes_requests_total")
+        - total(&before, "foresight_kubernetes_requests_total");
     eprintln!(
         "scale: {autoscalers} autoscalers over {elapsed:.0} s: CPU {:.1}% of one core ({:.1} s), RSS {rss:.0} MiB (peak {peak_rss:.0} MiB), {reconciles:.0} syncs, {:.3} API requests per autoscaler per sync",
         100.0 * (cpu1 - cpu0) / elapsed,
