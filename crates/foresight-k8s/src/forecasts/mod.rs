@@ -344,6 +344,12 @@ impl ForecastCache {
     /// How accurate each metric's forecasts have been, in spec order, for
     /// `Observation::forecast_accuracy`; empty when prediction is off.
     pub fn accuracy(&self, autoscaler: &Autoscaler) -> Vec<Option<Accuracy>> {
+        self.per_metric(autoscaler, |e| e.and_then(|e| e.accuracy.summary()))
+    }
+
+    /// `read` of each metric's entry (if any) of `autoscaler`, in spec order, under one lock;
+    /// empty when prediction is off.
+    fn per_metric<T>(&self, autoscaler: &Autoscaler, read: impl Fn(Option<&Entry>) -> T) -> Vec<T> {
         if autoscaler.prediction_window_seconds.is_none() {
             return Vec::new();
         }
@@ -352,7 +358,7 @@ impl ForecastCache {
         let entries = all.of_autoscaler(&key);
         entry_ids(autoscaler)
             .iter()
-            .map(|id| entries.get(id).and_then(|e| e.accuracy.summary()))
+            .map(|id| read(entries.get(id)))
             .collect()
     }
 
@@ -377,20 +383,11 @@ impl ForecastCache {
     /// The headroom learned and self-evaluation's latest verdict for each metric of
     /// `autoscaler`, in spec order; empty when prediction is off.
     pub fn learned(&self, autoscaler: &Autoscaler) -> Vec<(HeadroomInput, EvaluationInput)> {
-        if autoscaler.prediction_window_seconds.is_none() {
-            return Vec::new();
-        }
-        let key = autoscaler_key(autoscaler);
-        let mut all = self.lock();
-        let entries = all.of_autoscaler(&key);
-        entry_ids(autoscaler)
-            .iter()
-            .map(|id| {
-                entries.get(id).map_or_else(Default::default, |e| {
-                    (e.headroom.clone(), e.evaluation.clone())
-                })
+        self.per_metric(autoscaler, |e| {
+            e.map_or_else(Default::default, |e| {
+                (e.headroom.clone(), e.evaluation.clone())
             })
-            .collect()
+        })
     }
 
     fn inputs(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
