@@ -239,6 +239,10 @@ impl ControlPlane {
             ),
             "--concurrent-deployment-syncs=10".into(),
             "--concurrent-replicaset-syncs=10".into(),
+            // The default client limit (20 requests/s) makes pod creation the bottleneck of any
+            // test with thousands of workloads: a cluster of that size raises it too.
+            "--kube-api-qps=400".into(),
+            "--kube-api-burst=800".into(),
             "--v=2".into(),
         ];
         let log = self.log("kube-controller-manager");

@@ -231,38 +231,44 @@ async fn unregister(client: &Client) {
 /// every initialization period, so both autoscalers count it from its first sample).
 async fn kubelet(client: Client) {
     let all: Api<Pod> = Api::all(client.clone());
-    let mut pods = watcher(all, watcher::Config::default())
+    let pods = watcher(all, watcher::Config::default())
         .default_backoff()
         .applied_objects()
         .boxed();
-    while let Some(event) = pods.next().await {
-        let Ok(pod) = event else { continue };
-        if pod.metadata.deletion_timestamp.is_some() || is_ready(&pod) {
-            continue;
+    // Several pods at a time: one status write after another cannot keep up with a
+    // controller-manager creating thousands of pods.
+    pods.for_each_concurrent(32, |event| {
+        let client = client.clone();
+        async move {
+            let Ok(pod) = event else { return };
+            if pod.metadata.deletion_timestamp.is_some() || is_ready(&pod) {
+                return;
+            }
+            let (Some(ns), name) = (pod.namespace(), pod.name_any()) else {
+                return;
+            };
+            let since = (jiff::Timestamp::now() - jiff::SignedDuration::from_mins(10))
+                .round(jiff::Unit::Second)
+                .map(|t| t.to_string())
+                .unwrap_or_default();
+            let condition = |type_: &str| json!({"type": type_, "status": "True", "lastProbeTime": null, "lastTransitionTime": since});
+            let patch = json!({"status": {
+                "phase": "Running",
+                "startTime": since,
+                "podIP": "127.0.0.1",
+                "conditions": [condition("PodScheduled"), condition("Initialized"),
+                               condition("ContainersReady"), condition("Ready")],
+            }});
+            let api: Api<Pod> = Api::namespaced(client, &ns);
+            if let Err(e) = api
+                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                tracing::debug!(pod = %name, error = %e, "kubelet: could not mark ready");
+            }
         }
-        let (Some(ns), name) = (pod.namespace(), pod.name_any()) else {
-            continue;
-        };
-        let since = (jiff::Timestamp::now() - jiff::SignedDuration::from_mins(10))
-            .round(jiff::Unit::Second)
-            .map(|t| t.to_string())
-            .unwrap_or_default();
-        let condition = |type_: &str| json!({"type": type_, "status": "True", "lastProbeTime": null, "lastTransitionTime": since});
-        let patch = json!({"status": {
-            "phase": "Running",
-            "startTime": since,
-            "podIP": "127.0.0.1",
-            "conditions": [condition("PodScheduled"), condition("Initialized"),
-                           condition("ContainersReady"), condition("Ready")],
-        }});
-        let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
-        if let Err(e) = api
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            tracing::debug!(pod = %name, error = %e, "kubelet: could not mark ready");
-        }
-    }
+    })
+    .await;
 }
 
 fn is_ready(pod: &Pod) -> bool {
