@@ -16,9 +16,9 @@ mod cluster;
 use std::time::{Duration, Instant};
 
 use cluster::*;
+use foresight_envtest::{workload, Load, Options};
 use futures::StreamExt;
 use kube::api::ListParams;
-use foresight_envtest::{workload, Load, Options};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -147,9 +147,7 @@ async fn controller_resources_with_many_autoscalers() {
     let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
         kube::Api::all(client.clone());
     let sizes = || async {
-        let list = deployments
-            .list(&ListParams::default().match_any())
-            .await?;
+        let list = deployments.list(&ListParams::default().match_any()).await?;
         anyhow::Ok(Sizes::of(&list.items))
     };
     // Measure only once every pod is there and ready: a controller-manager still creating the
@@ -263,16 +261,21 @@ async fn controller_resources_with_many_autoscalers() {
     tokio::time::sleep(Duration::from_secs(120)).await;
     let api_after = apiserver_requests(&client).await;
     let metrics = restarted.scrape().await.unwrap_or_default();
+    let restarted_rss = restarted
+        .pid()
+        .map_or(f64::NAN, |pid| foresight_envtest::process::usage(pid).1);
     let lists: Vec<String> = api_after
         .iter()
         .filter(|((verb, _), _)| verb == "LIST" || verb == "WATCH")
         .filter_map(|((verb, resource), n)| {
-            let d = n - api_before.get(&(verb.clone(), resource.clone())).unwrap_or(&0.0);
+            let d = n - api_before
+                .get(&(verb.clone(), resource.clone()))
+                .unwrap_or(&0.0);
             (d > 0.0).then(|| format!("{verb} {resource}: {d:.0}"))
         })
         .collect();
     eprintln!(
-        "scale: restart: in its first 120 s the new controller ran {:.0} syncs and sent {:.0} requests from them ({:.3} per autoscaler per sync, {:.0} status writes, {:.0} scale writes); lists and watches the API server served meanwhile (the metrics test server's pod lists included): {}",
+        "scale: restart: RSS {restarted_rss:.0} MiB after 120 s; in its first 120 s the new controller ran {:.0} syncs and sent {:.0} requests from them ({:.3} per autoscaler per sync, {:.0} status writes, {:.0} scale writes), {} bytes of /metrics; lists and watches the API server served meanwhile (the metrics test server's pod lists included): {}",
         total(&metrics, "foresight_reconciles_total"),
         total(&metrics, "foresight_kubernetes_requests_total"),
         total(&metrics, "foresight_kubernetes_requests_total")
@@ -287,6 +290,7 @@ async fn controller_resources_with_many_autoscalers() {
             "foresight_kubernetes_requests_total",
             &["verb=\"patch\"", "resource=\"scale\""]
         ),
+        metrics.len(),
         lists.join(", ")
     );
 }
@@ -335,7 +339,10 @@ async fn apiserver_requests(
     let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
     let text = client.request_text(request).await.unwrap_or_default();
     let mut out = std::collections::HashMap::new();
-    for line in text.lines().filter(|l| l.starts_with("apiserver_request_total{")) {
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("apiserver_request_total{"))
+    {
         let label = |k: &str| {
             line.split(&format!("{k}=\"")[..])
                 .nth(1)

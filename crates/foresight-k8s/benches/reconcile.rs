@@ -244,6 +244,7 @@ fn setup(status_refresh: Duration) -> Bench {
         clock: Arc::new(move || *c.lock().expect("clock")),
         decision_errors: Default::default(),
         reconcile_errors: Default::default(),
+        permits: tokio::sync::Semaphore::new(CONCURRENCY),
     });
     Bench {
         api,

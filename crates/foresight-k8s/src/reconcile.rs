@@ -167,6 +167,9 @@ pub struct ReconcileContext {
     pub decision_errors: RepeatedErrors,
     /// Reconcile failures already logged, per autoscaler.
     pub reconcile_errors: RepeatedErrors,
+    /// Reconciles in flight at most (`--concurrency`). Waiters are served first come, first
+    /// served, so under overload every autoscaler still syncs in the order it came due.
+    pub permits: tokio::sync::Semaphore,
 }
 
 /// Why a reconcile failed (the controller retries it).
@@ -202,6 +205,17 @@ pub async fn reconcile(
     obj: Arc<EffectiveHorizontalPodAutoscaler>,
     ctx: Arc<ReconcileContext>,
 ) -> Result<Action, ReconcileError> {
+    // The limit is ours, not kube-runtime's: its runner, once at its limit, picks the next
+    // due object in hash order, so under a sustained backlog some autoscalers never sync.
+    let Ok(_permit) = ctx.permits.acquire().await else {
+        // Never closed; without a permit there is nothing to limit.
+        return Ok(Action::requeue(ctx.settings.sync_period()));
+    };
+    // The object may have changed while this sync waited its turn.
+    let obj = ctx
+        .store
+        .get(&kube::runtime::reflector::ObjectRef::from_obj(&*obj))
+        .unwrap_or(obj);
     let started = std::time::Instant::now();
     let key = format!(
         "{}/{}",

@@ -326,6 +326,7 @@ fn context_with(
         clock: Arc::new(move || now),
         decision_errors: Default::default(),
         reconcile_errors: Default::default(),
+        permits: tokio::sync::Semaphore::new(16),
     };
     (Arc::new(ctx), telemetry)
 }
