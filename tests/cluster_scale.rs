@@ -177,21 +177,78 @@ async fn controller_resources_with_many_autoscalers() {
     }
     let after = controller.scrape().await.unwrap();
     let (cpu1, rss) = foresight_envtest::process::usage(pid);
+    let high_water = high_water_mib(pid);
     let elapsed = started.elapsed().as_secs_f64();
     let late =
         |q| quantile(&before, &after, "foresight_sync_lateness_seconds", q).unwrap_or(f64::NAN);
     let (p50, p99) = (late(0.5), late(0.99));
+    eprintln!("scale: sync lateness p50 {p50:.3} s, p99 {p99:.3} s");
     let reconciles =
         total(&after, "foresight_reconciles_total") - total(&before, "foresight_reconciles_total");
     let requests = total(&after, "foresight_kubernetes_requests_total")
         - total(&before, "foresight_kubernetes_requests_total");
     eprintln!(
-        "scale: {autoscalers} autoscalers over {elapsed:.0} s: CPU {:.1}% of one core ({:.1} s), RSS {rss:.0} MiB (peak {peak_rss:.0} MiB), {reconciles:.0} syncs, {:.3} API requests per autoscaler per sync",
+        "scale: {autoscalers} autoscalers over {elapsed:.0} s: CPU {:.1}% of one core ({:.1} s), RSS {rss:.0} MiB (peak {peak_rss:.0} MiB while measured, {high_water:.0} MiB since it started), {reconciles:.0} syncs, {:.3} API requests per autoscaler per sync",
         100.0 * (cpu1 - cpu0) / elapsed,
         cpu1 - cpu0,
         requests / reconciles.max(1.0),
     );
     assert!(reconciles > 0.0, "no syncs counted:\n{after}");
+
+    // A restart in the steady state: the new process lists each kind once and then watches; its first syncs
+    // write only what changed. Count what it sends in its first two minutes, as the API
+    // server saw it (lists and watches included) and as it counts its own requests.
+    let api_before = apiserver_requests(&client).await;
+    controller.terminate(Duration::from_secs(10));
+    let kubeconfig = service_account_kubeconfig(&cluster).await.unwrap();
+    let restarted = run_controller(
+        &cluster,
+        &kubeconfig,
+        "scale-controller-restarted",
+        &["--leader-elect=false", "--log-level=warn"],
+    )
+    .await
+    .expect("the controller restarts");
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    let api_after = apiserver_requests(&client).await;
+    let metrics = restarted.scrape().await.unwrap_or_default();
+    let (restarted_rss, restarted_high_water) =
+        restarted.pid().map_or((f64::NAN, f64::NAN), |pid| {
+            (
+                foresight_envtest::process::usage(pid).1,
+                high_water_mib(pid),
+            )
+        });
+    let lists: Vec<String> = api_after
+        .iter()
+        .filter(|((verb, _), _)| verb == "LIST" || verb == "WATCH")
+        .filter_map(|((verb, resource), n)| {
+            let d = n - api_before
+                .get(&(verb.clone(), resource.clone()))
+                .unwrap_or(&0.0);
+            (d > 0.0).then(|| format!("{verb} {resource}: {d:.0}"))
+        })
+        .collect();
+    eprintln!(
+        "scale: restart: RSS {restarted_rss:.0} MiB after 120 s (peak {restarted_high_water:.0} MiB); in its first 120 s the new controller ran {:.0} syncs and sent {:.0} requests from them ({:.3} per autoscaler per sync, {:.0} status writes, {:.0} scale writes), {} bytes of /metrics; lists and watches the API server served meanwhile (the metrics test server's pod lists included): {}",
+        total(&metrics, "foresight_reconciles_total"),
+        total(&metrics, "foresight_kubernetes_requests_total"),
+        total(&metrics, "foresight_kubernetes_requests_total")
+            / total(&metrics, "foresight_reconciles_total").max(1.0),
+        total_where(
+            &metrics,
+            "foresight_kubernetes_requests_total",
+            &["resource=\"effectivehorizontalpodautoscalers/status\""]
+        ),
+        total_where(
+            &metrics,
+            "foresight_kubernetes_requests_total",
+            &["verb=\"patch\"", "resource=\"scale\""]
+        ),
+        metrics.len(),
+        lists.join(", ")
+    );
+    let controller = restarted;
 
     // A load step on every target: 3x the load, so 3 pods each.
     let step = Instant::now();
@@ -239,60 +296,7 @@ async fn controller_resources_with_many_autoscalers() {
             );
         }
     };
-    eprintln!(
-        "scale: sync lateness p50 {:.3} s, p99 {:.3} s; after a load step on every target, all at 3 replicas: {converged}",
-        p50, p99
-    );
-
-    // A restart: the new process lists each kind once and then watches; its first syncs
-    // write only what changed. Count what it sends in its first two minutes, as the API
-    // server saw it (lists and watches included) and as it counts its own requests.
-    let api_before = apiserver_requests(&client).await;
-    controller.terminate(Duration::from_secs(10));
-    let kubeconfig = service_account_kubeconfig(&cluster).await.unwrap();
-    let restarted = run_controller(
-        &cluster,
-        &kubeconfig,
-        "scale-controller-restarted",
-        &["--leader-elect=false", "--log-level=warn"],
-    )
-    .await
-    .expect("the controller restarts");
-    tokio::time::sleep(Duration::from_secs(120)).await;
-    let api_after = apiserver_requests(&client).await;
-    let metrics = restarted.scrape().await.unwrap_or_default();
-    let restarted_rss = restarted
-        .pid()
-        .map_or(f64::NAN, |pid| foresight_envtest::process::usage(pid).1);
-    let lists: Vec<String> = api_after
-        .iter()
-        .filter(|((verb, _), _)| verb == "LIST" || verb == "WATCH")
-        .filter_map(|((verb, resource), n)| {
-            let d = n - api_before
-                .get(&(verb.clone(), resource.clone()))
-                .unwrap_or(&0.0);
-            (d > 0.0).then(|| format!("{verb} {resource}: {d:.0}"))
-        })
-        .collect();
-    eprintln!(
-        "scale: restart: RSS {restarted_rss:.0} MiB after 120 s; in its first 120 s the new controller ran {:.0} syncs and sent {:.0} requests from them ({:.3} per autoscaler per sync, {:.0} status writes, {:.0} scale writes), {} bytes of /metrics; lists and watches the API server served meanwhile (the metrics test server's pod lists included): {}",
-        total(&metrics, "foresight_reconciles_total"),
-        total(&metrics, "foresight_kubernetes_requests_total"),
-        total(&metrics, "foresight_kubernetes_requests_total")
-            / total(&metrics, "foresight_reconciles_total").max(1.0),
-        total_where(
-            &metrics,
-            "foresight_kubernetes_requests_total",
-            &["resource=\"effectivehorizontalpodautoscalers/status\""]
-        ),
-        total_where(
-            &metrics,
-            "foresight_kubernetes_requests_total",
-            &["verb=\"patch\"", "resource=\"scale\""]
-        ),
-        metrics.len(),
-        lists.join(", ")
-    );
+    eprintln!("scale: after a load step on every target, all at 3 replicas: {converged}");
 }
 
 /// Where the targets stand: how many are at each size other than the expected 3 (after the
@@ -330,6 +334,17 @@ impl Sizes {
         }
         s
     }
+}
+
+/// The process's peak resident set (`VmHWM`), in MiB.
+fn high_water_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
 /// `apiserver_request_total` by verb and resource, from the API server's own `/metrics`.

@@ -224,13 +224,15 @@ pub async fn reconcile(
     );
     ctx.telemetry.sync_started(&key);
     ctx.telemetry.reconciles.inc();
+    // Boxed: a sync waiting for its permit is then a few words, not the whole reconcile's
+    // state, and under a backlog thousands of them wait.
+    let inner = Box::pin(reconcile_inner(&obj, &ctx, &key));
     // A request the API server accepted but never answers (one in flight while it restarts)
     // would hold this autoscaler's reconciles until the client's read timeout, minutes later.
-    let result =
-        match tokio::time::timeout(RECONCILE_TIMEOUT, reconcile_inner(&obj, &ctx, &key)).await {
-            Ok(result) => result,
-            Err(_) => Err(ReconcileError::TimedOut(RECONCILE_TIMEOUT)),
-        };
+    let result = match tokio::time::timeout(RECONCILE_TIMEOUT, inner).await {
+        Ok(result) => result,
+        Err(_) => Err(ReconcileError::TimedOut(RECONCILE_TIMEOUT)),
+    };
     ctx.telemetry
         .reconcile_duration
         .observe(started.elapsed().as_secs_f64());
