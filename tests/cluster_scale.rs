@@ -7,6 +7,7 @@
 //! ```sh
 //! cargo test --release --test cluster_scale -- --ignored --nocapture
 //! FORESIGHT_SCALE_SECONDS=120 FORESIGHT_SCALE_AUTOSCALERS=1000 cargo test --release --test cluster_scale -- --ignored --nocapture
+//! FORESIGHT_SCALE_SECONDS=120 FORESIGHT_SCALE_AUTOSCALERS=10000 FORESIGHT_SCALE_CONCURRENCY=64 cargo test --release --test cluster_scale -- --ignored --nocapture
 //! ```
 //!
 //! `docs/controller.md` carries the figures.
@@ -103,6 +104,10 @@ fn quantile(before: &str, after: &str, name: &str, q: f64) -> Option<f64> {
 async fn controller_resources_with_many_autoscalers() {
     let autoscalers = env_u64("FORESIGHT_SCALE_AUTOSCALERS", 500);
     let seconds = env_u64("FORESIGHT_SCALE_SECONDS", 600);
+    let concurrency = format!(
+        "--concurrency={}",
+        env_u64("FORESIGHT_SCALE_CONCURRENCY", 64)
+    );
     let Some(cluster) = start(
         "controller_resources_with_many_autoscalers",
         Options::default(),
@@ -115,7 +120,7 @@ async fn controller_resources_with_many_autoscalers() {
     let mut controller = install_and_run(
         &cluster,
         "scale-controller",
-        &["--leader-elect=false", "--log-level=warn"],
+        &["--leader-elect=false", "--log-level=warn", &concurrency],
     )
     .await
     .expect("the controller runs");
@@ -205,7 +210,7 @@ async fn controller_resources_with_many_autoscalers() {
         &cluster,
         &kubeconfig,
         "scale-controller-restarted",
-        &["--leader-elect=false", "--log-level=warn"],
+        &["--leader-elect=false", "--log-level=warn", &concurrency],
     )
     .await
     .expect("the controller restarts");

@@ -58,7 +58,7 @@ pub struct ControllerArgs {
     #[arg(long, env = "FORESIGHT_LEASE_DURATION", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub lease_duration: Duration,
     /// Reconciles in flight at most (1 to 1000).
-    #[arg(long, env = "FORESIGHT_CONCURRENCY", default_value = "16", value_parser = crate::cli::flags::whole::<1, 1000>)]
+    #[arg(long, env = "FORESIGHT_CONCURRENCY", default_value = "64", value_parser = crate::cli::flags::whole::<1, 1000>)]
     pub concurrency: i64,
     /// Address of /metrics, /healthz and /readyz.
     #[arg(

@@ -298,7 +298,7 @@ fn the_chart_renders_with_its_defaults() {
             "--log-format=json",
             "--log-level=info",
             "--metrics-address=0.0.0.0:8080",
-            "--concurrency=16",
+            "--concurrency=64",
             "--leader-elect=true",
             "--lease-name=foresight-controller",
         ]
