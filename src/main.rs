@@ -1,5 +1,8 @@
 //! The `foresight` command line.
 
+// unwrap and expect only in tests: the binary reports errors, it does not panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -82,6 +85,7 @@ fn error_text(err: &anyhow::Error) -> String {
 /// `foresight validate ... | head` must end as any Unix tool does when the reader goes away,
 /// not panic in `println!`: Rust ignores SIGPIPE, so restore the default for the one-shot
 /// commands. (The controller keeps it ignored: its sockets report EPIPE as an error.)
+#[allow(unsafe_code)]
 fn end_quietly_on_closed_pipe() {
     #[cfg(unix)]
     // SAFETY: called once at start-up, before any thread is spawned; SIG_DFL is a valid

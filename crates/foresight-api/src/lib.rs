@@ -5,6 +5,11 @@
 //! derived from the spec (`#[derive(kube::CustomResource)]`), with its CRD; without it this
 //! crate depends on no Kubernetes crate, which keeps the decision core free of them.
 
+// No unsafe code here, ever; unwrap and expect only in tests (a panic in the controller
+// is an outage, in the core a wrong answer).
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod cron;
 pub mod defaults;
 pub mod duration;

@@ -3,6 +3,11 @@
 //!
 //! Everything here is pure and synchronous: no I/O, no clock, no threads. Time is passed in.
 
+// No unsafe code here, ever; unwrap and expect only in tests (a panic in the controller
+// is an outage, in the core a wrong answer).
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod cron;
 pub mod prediction;
 pub mod trace;

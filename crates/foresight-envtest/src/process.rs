@@ -5,6 +5,9 @@
 //! The kernel ties the death signal to the *thread* that forked, so every child is forked by
 //! one spawner thread that lives as long as the process.
 
+// prctl, kill and sysconf have no safe wrapper in std; each call says why it is sound.
+#![allow(unsafe_code)]
+
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};

@@ -305,6 +305,7 @@ impl Bench {
     }
 }
 
+#[allow(unsafe_code)]
 fn cpu_and_peak_rss() -> (Duration, u64) {
     // SAFETY: getrusage writes into the struct we pass and reads nothing else.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

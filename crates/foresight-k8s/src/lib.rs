@@ -13,6 +13,11 @@
 //!   history queries; [`forecasts`]: the forecast cache and the predictors it drives
 //!   (`type: Prometheus` values are a metric source, [`sources::prometheus`]).
 
+// No unsafe code here, ever; unwrap and expect only in tests (a panic in the controller
+// is an outage, in the core a wrong answer).
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod backoff;
 pub mod client;
 pub mod conflicts;

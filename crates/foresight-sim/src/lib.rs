@@ -14,6 +14,11 @@
 //!   clairvoyant bound every cost is measured against;
 //! - [`summary`] (JSON) and [`report`] (HTML with SVG charts).
 
+// No unsafe code here, ever; unwrap and expect only in tests (a panic in the controller
+// is an outage, in the core a wrong answer).
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod bound;
 pub mod cluster;
 pub mod config;
