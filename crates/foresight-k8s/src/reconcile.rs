@@ -224,9 +224,20 @@ pub async fn reconcile(
     );
     ctx.telemetry.sync_started(&key);
     ctx.telemetry.reconciles.inc();
+    // Every line logged while this autoscaler reconciles carries its namespace and name.
+    // The span's level is ERROR so that it is on whenever any line is: at `--log-level=warn`
+    // an INFO span would be filtered out and the warnings would lose their context.
+    let span = tracing::error_span!(
+        "reconcile",
+        namespace = obj.metadata.namespace.as_deref().unwrap_or_default(),
+        name = obj.metadata.name.as_deref().unwrap_or_default(),
+    );
     // Boxed: a sync waiting for its permit is then a few words, not the whole reconcile's
     // state, and under a backlog thousands of them wait.
-    let inner = Box::pin(reconcile_inner(&obj, &ctx, &key));
+    let inner = Box::pin(tracing::Instrument::instrument(
+        reconcile_inner(&obj, &ctx, &key),
+        span,
+    ));
     // A request the API server accepted but never answers (one in flight while it restarts)
     // would hold this autoscaler's reconciles until the client's read timeout, minutes later.
     let result = match tokio::time::timeout(RECONCILE_TIMEOUT, inner).await {
@@ -363,8 +374,6 @@ async fn reconcile_inner(
         Some(n) => match ctx.scales.write(&ns, &autoscaler.target, n, &calls).await {
             Ok(()) => {
                 tracing::info!(
-                    namespace = %ns,
-                    name = %name,
                     from = decision.current_replicas,
                     to = n,
                     reason = %decision.rescale_reason,
@@ -401,7 +410,7 @@ async fn reconcile_inner(
     match &reconciled.error {
         Some(err) => {
             if let Some(times) = ctx.decision_errors.note(key, err) {
-                tracing::info!(namespace = %ns, name = %name, error = %err, times, "decision reported an error");
+                tracing::info!(error = %err, times, "decision reported an error");
             }
         }
         None => ctx.decision_errors.clear(key),
