@@ -30,21 +30,19 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// The sum of every sample of `name` (any labels) in an OpenMetrics text.
 fn total(metrics: &str, name: &str) -> f64 {
-    metrics
-        .lines()
-        .filter(|l| {
-            l.starts_with(name)
-                && (l[name.len()..].starts_with('{') || l[name.len()..].starts_with(' '))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
+    total_where(metrics, name, &[])
 }
 
-/// The sum of the samples of `name` whose labels contain `labels` (e.g. `verb="patch"`).
+/// The sum of the samples of `name` whose labels contain each of `labels` (e.g.
+/// `verb="patch"`).
 fn total_where(metrics: &str, name: &str, labels: &[&str]) -> f64 {
     metrics
         .lines()
-        .filter(|l| l.starts_with(&format!("{name}{{")) && labels.iter().all(|f| l.contains(f)))
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+                && labels.iter().all(|f| l.contains(f))
+        })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }
