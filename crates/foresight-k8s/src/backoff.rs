@@ -6,9 +6,9 @@
 //! [`RepeatedErrors`] does the same per autoscaler for reconcile errors, which recur every
 //! sync while a cause lasts.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt::Display;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use kube::runtime::utils::ResetTimerBackoff;
@@ -89,7 +89,7 @@ pub struct RepeatedErrors(Mutex<HashMap<String, (String, u64)>>);
 impl RepeatedErrors {
     /// Notes `error` for `key`; `Some(occurrences)` when it should be logged now.
     pub fn note(&self, key: &str, error: &str) -> Option<u64> {
-        let mut map = self.0.lock().ok()?;
+        let mut map = self.0.lock();
         let entry = map
             .entry(key.to_owned())
             .or_insert_with(|| (String::new(), 0));
@@ -102,9 +102,7 @@ impl RepeatedErrors {
 
     /// Forgets `key`'s error (it succeeded, or was deleted).
     pub fn clear(&self, key: &str) {
-        if let Ok(mut map) = self.0.lock() {
-            map.remove(key);
-        }
+        self.0.lock().remove(key);
     }
 }
 

@@ -6,8 +6,8 @@
 //! has synced (one sync period). Entries of deleted or re-targeted autoscalers are pruned
 //! lazily, by checking the other autoscaler's current spec whenever it would be reported.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
 
 use foresight_api::hpa::CrossVersionObjectReference;
 
@@ -69,9 +69,7 @@ impl TargetIndex {
         key: &TargetKey,
         still_targets: impl Fn(&str) -> bool,
     ) -> Vec<String> {
-        let Ok(mut inner) = self.inner.lock() else {
-            return Vec::new();
-        };
+        let mut inner = self.inner.lock();
         let me = (key.namespace.clone(), name.to_owned());
         if let Some(old) = inner.by_autoscaler.insert(me, key.clone()) {
             if &old != key {
@@ -103,16 +101,15 @@ impl TargetIndex {
 
     /// Forgets an autoscaler (it was deleted).
     pub fn forget(&self, namespace: &str, name: &str) {
-        if let Ok(mut inner) = self.inner.lock() {
-            if let Some(key) = inner
-                .by_autoscaler
-                .remove(&(namespace.to_owned(), name.to_owned()))
-            {
-                if let Some(set) = inner.by_target.get_mut(&key) {
-                    set.remove(name);
-                    if set.is_empty() {
-                        inner.by_target.remove(&key);
-                    }
+        let mut inner = self.inner.lock();
+        if let Some(key) = inner
+            .by_autoscaler
+            .remove(&(namespace.to_owned(), name.to_owned()))
+        {
+            if let Some(set) = inner.by_target.get_mut(&key) {
+                set.remove(name);
+                if set.is_empty() {
+                    inner.by_target.remove(&key);
                 }
             }
         }
@@ -120,9 +117,7 @@ impl TargetIndex {
 
     /// Forgets everything (on a change of leadership).
     pub fn clear(&self) {
-        if let Ok(mut inner) = self.inner.lock() {
-            *inner = Inner::default();
-        }
+        *self.inner.lock() = Inner::default();
     }
 }
 

@@ -7,7 +7,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use foresight_api::status::ConditionStatus;
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
@@ -109,9 +111,11 @@ impl PodCache {
         let Some((ns, name, cached)) = convert(pod) else {
             return;
         };
-        if let Ok(mut map) = self.pods.write() {
-            map.entry(ns).or_default().insert(name, cached);
-        }
+        self.pods
+            .write()
+            .entry(ns)
+            .or_default()
+            .insert(name, cached);
     }
 
     /// Removes a pod.
@@ -119,57 +123,48 @@ impl PodCache {
         let (Some(ns), Some(name)) = (&pod.metadata.namespace, &pod.metadata.name) else {
             return;
         };
-        if let Ok(mut map) = self.pods.write() {
-            if let Some(pods) = map.get_mut(ns) {
-                pods.remove(name);
-                if pods.pods.is_empty() {
-                    map.remove(ns);
-                }
+        let mut map = self.pods.write();
+        if let Some(pods) = map.get_mut(ns) {
+            pods.remove(name);
+            if pods.pods.is_empty() {
+                map.remove(ns);
             }
         }
     }
 
     fn start_relist(&self) {
-        if let Ok(mut r) = self.relist.write() {
-            *r = Some(Namespaces::new());
-        }
+        *self.relist.write() = Some(Namespaces::new());
     }
 
     fn relist_apply(&self, pod: &KubePod) {
         let Some((ns, name, cached)) = convert(pod) else {
             return;
         };
-        if let Ok(mut r) = self.relist.write() {
-            if let Some(map) = r.as_mut() {
-                map.entry(ns).or_default().insert(name, cached);
-            }
+        if let Some(map) = self.relist.write().as_mut() {
+            map.entry(ns).or_default().insert(name, cached);
         }
     }
 
     fn finish_relist(&self) {
-        let fresh = self.relist.write().ok().and_then(|mut r| r.take());
-        if let (Some(fresh), Ok(mut map)) = (fresh, self.pods.write()) {
-            *map = fresh;
+        let fresh = self.relist.write().take();
+        if let Some(fresh) = fresh {
+            *self.pods.write() = fresh;
         }
         self.mark_ready();
     }
 
     /// The pods of `namespace` that `selector` selects, in name order.
     pub fn select(&self, namespace: &str, selector: &Selector) -> Vec<Pod> {
-        let Ok(map) = self.pods.read() else {
-            return Vec::new();
-        };
-        map.get(namespace)
+        self.pods
+            .read()
+            .get(namespace)
             .map(|ns| ns.select(selector))
             .unwrap_or_default()
     }
 
     /// How many pods are cached.
     pub fn len(&self) -> usize {
-        self.pods
-            .read()
-            .map(|m| m.values().map(|ns| ns.pods.len()).sum())
-            .unwrap_or(0)
+        self.pods.read().values().map(|ns| ns.pods.len()).sum()
     }
 
     /// Whether no pod is cached.

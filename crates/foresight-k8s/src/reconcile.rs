@@ -15,7 +15,7 @@
 //!    put it inside or outside by milliseconds of jitter.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use foresight_api::status::ScalingHistory;
@@ -31,6 +31,7 @@ use jiff::Timestamp;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client, Resource, ResourceExt};
+use parking_lot::Mutex;
 
 use crate::backoff::RepeatedErrors;
 use crate::conflicts::{TargetIndex, TargetKey};
@@ -97,16 +98,11 @@ pub struct Memories(Mutex<HashMap<(String, String), Memory>>);
 
 impl Memories {
     fn take(&self, ns: &str, name: &str) -> Option<Memory> {
-        self.0
-            .lock()
-            .ok()?
-            .remove(&(ns.to_owned(), name.to_owned()))
+        self.0.lock().remove(&(ns.to_owned(), name.to_owned()))
     }
 
     fn put(&self, ns: &str, name: &str, m: Memory) {
-        if let Ok(mut map) = self.0.lock() {
-            map.insert((ns.to_owned(), name.to_owned()), m);
-        }
+        self.0.lock().insert((ns.to_owned(), name.to_owned()), m);
     }
 
     /// Forgets one autoscaler (deleted).
@@ -117,14 +113,12 @@ impl Memories {
     /// Forgets everything: after a change of leadership, history is restored from status
     /// again, since another replica may have acted in between.
     pub fn clear(&self) {
-        if let Ok(mut map) = self.0.lock() {
-            map.clear();
-        }
+        self.0.lock().clear();
     }
 
     /// How many autoscalers are remembered.
     pub fn len(&self) -> usize {
-        self.0.lock().map(|m| m.len()).unwrap_or(0)
+        self.0.lock().len()
     }
 
     /// Whether none is.

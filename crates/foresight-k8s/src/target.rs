@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use foresight_api::hpa::{CrossVersionObjectReference, SelectorOperator};
 use foresight_core::proposals::Scale;
@@ -21,6 +21,7 @@ use kube::api::{Patch, PatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
+use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
 
@@ -217,22 +218,25 @@ impl WorkloadCache {
         }
         c.scales
             .read()
-            .ok()?
             .get(&(namespace.to_owned(), name.to_owned()))
             .cloned()
     }
 
     /// Records a workload's scale.
     pub fn apply(&self, kind: WorkloadKind, namespace: &str, name: &str, scale: Scale) {
-        if let Some(Ok(mut m)) = self.kinds.get(&kind).map(|c| c.scales.write()) {
-            m.insert((namespace.to_owned(), name.to_owned()), scale);
+        if let Some(c) = self.kinds.get(&kind) {
+            c.scales
+                .write()
+                .insert((namespace.to_owned(), name.to_owned()), scale);
         }
     }
 
     /// Forgets a workload.
     pub fn delete(&self, kind: WorkloadKind, namespace: &str, name: &str) {
-        if let Some(Ok(mut m)) = self.kinds.get(&kind).map(|c| c.scales.write()) {
-            m.remove(&(namespace.to_owned(), name.to_owned()));
+        if let Some(c) = self.kinds.get(&kind) {
+            c.scales
+                .write()
+                .remove(&(namespace.to_owned(), name.to_owned()));
         }
     }
 
@@ -272,31 +276,27 @@ impl WorkloadCache {
             }
             match event {
                 Ok(watcher::Event::Apply(w)) => {
-                    if let (Some(k), Ok(mut m)) = (key(&w), cache.scales.write()) {
-                        m.insert(k, scale_of(&w));
+                    if let Some(k) = key(&w) {
+                        cache.scales.write().insert(k, scale_of(&w));
                     }
                 }
                 Ok(watcher::Event::Delete(w)) => {
-                    if let (Some(k), Ok(mut m)) = (key(&w), cache.scales.write()) {
-                        m.remove(&k);
+                    if let Some(k) = key(&w) {
+                        cache.scales.write().remove(&k);
                     }
                 }
                 Ok(watcher::Event::Init) => {
-                    if let Ok(mut r) = cache.relist.write() {
-                        *r = Some(Scales::new());
-                    }
+                    *cache.relist.write() = Some(Scales::new());
                 }
                 Ok(watcher::Event::InitApply(w)) => {
-                    if let (Some(k), Ok(mut r)) = (key(&w), cache.relist.write()) {
-                        if let Some(m) = r.as_mut() {
-                            m.insert(k, scale_of(&w));
-                        }
+                    if let (Some(k), Some(m)) = (key(&w), cache.relist.write().as_mut()) {
+                        m.insert(k, scale_of(&w));
                     }
                 }
                 Ok(watcher::Event::InitDone) => {
-                    let fresh = cache.relist.write().ok().and_then(|mut r| r.take());
-                    if let (Some(fresh), Ok(mut m)) = (fresh, cache.scales.write()) {
-                        *m = fresh;
+                    let fresh = cache.relist.write().take();
+                    if let Some(fresh) = fresh {
+                        *cache.scales.write() = fresh;
                     }
                     cache.ready.store(true, Ordering::Release);
                 }

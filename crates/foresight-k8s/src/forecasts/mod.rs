@@ -16,7 +16,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use foresight_core::autoscaler::Autoscaler;
@@ -275,11 +277,7 @@ impl ForecastCache {
     }
 
     fn lock(&self) -> MutexGuard<'_, Entries> {
-        // A panic while holding the lock leaves plain data behind; keep using it.
-        self.inner
-            .entries
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner.entries.lock()
     }
 
     /// Brings the entries of `autoscaler` in line with its spec and returns the keys whose

@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -139,13 +141,12 @@ impl RequestCounters {
     }
 
     fn error(&self, endpoint: Endpoint, e: &PrometheusError) {
-        // A panic elsewhere while holding the lock leaves plain counts behind: keep counting.
-        let mut errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        let mut errors = self.errors.lock();
         *errors.entry((endpoint, e.kind())).or_default() += 1;
     }
 
     fn snapshot(&self) -> RequestStats {
-        let errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        let errors = self.errors.lock();
         RequestStats {
             requests: BTreeMap::from([
                 (Endpoint::Query, self.query.load(Ordering::Relaxed)),

@@ -84,7 +84,7 @@ type Slot = Arc<tokio::sync::Mutex<Option<Fetched>>>;
 pub struct PodMetricsBatch {
     client: Client,
     max_age: Duration,
-    slots: std::sync::Mutex<HashMap<String, Slot>>,
+    slots: parking_lot::Mutex<HashMap<String, Slot>>,
 }
 
 impl PodMetricsBatch {
@@ -93,18 +93,18 @@ impl PodMetricsBatch {
         PodMetricsBatch {
             client,
             max_age,
-            slots: std::sync::Mutex::new(HashMap::new()),
+            slots: parking_lot::Mutex::new(HashMap::new()),
         }
     }
 
     /// The PodMetrics of `namespace`, from this sync's list.
     pub async fn namespace(&self, namespace: &str, calls: &ApiCall) -> NamespaceSamples {
-        let slot = match self.slots.lock() {
-            Ok(mut slots) => slots.entry(namespace.to_owned()).or_default().clone(),
-            // A poisoned map only means another reconcile panicked mid-insert; fetch
-            // without sharing rather than fail.
-            Err(_) => Slot::default(),
-        };
+        let slot = self
+            .slots
+            .lock()
+            .entry(namespace.to_owned())
+            .or_default()
+            .clone();
         // Held across the fetch on purpose: the others in the namespace wait for this answer
         // instead of sending the same request.
         let mut guard = slot.lock().await;

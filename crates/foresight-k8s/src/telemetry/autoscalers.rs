@@ -5,9 +5,9 @@
 //! written after each reconcile, and removed when the object is deleted, when a metric
 //! leaves its spec, or when this replica stops leading (a follower exports none).
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
 
 use foresight_api::status::ConditionStatus;
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
@@ -315,8 +315,7 @@ impl AutoscalerSeries {
         let before = self
             .published
             .lock()
-            .ok()
-            .and_then(|mut p| p.insert(key, now.clone()))
+            .insert(key, now.clone())
             .unwrap_or_default();
         self.remove_stale(&object, &before, &now);
     }
@@ -330,23 +329,16 @@ impl AutoscalerSeries {
                 name: name.to_owned(),
             })
             .set(0.0);
-        if let Ok(mut p) = self.published.lock() {
-            p.insert(
-                (namespace.to_owned(), name.to_owned()),
-                Published::default(),
-            );
-        }
+        self.published.lock().insert(
+            (namespace.to_owned(), name.to_owned()),
+            Published::default(),
+        );
     }
 
     /// Removes every series of one autoscaler (deleted).
     pub fn forget(&self, namespace: &str, name: &str) {
         let key = (namespace.to_owned(), name.to_owned());
-        let before = self
-            .published
-            .lock()
-            .ok()
-            .and_then(|mut p| p.remove(&key))
-            .unwrap_or_default();
+        let before = self.published.lock().remove(&key).unwrap_or_default();
         let object = Object {
             namespace: key.0,
             name: key.1,
@@ -369,13 +361,10 @@ impl AutoscalerSeries {
         let gone: Vec<(String, String)> = self
             .published
             .lock()
-            .map(|p| {
-                p.keys()
-                    .filter(|(ns, name)| !keep(ns, name))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
+            .keys()
+            .filter(|(ns, name)| !keep(ns, name))
+            .cloned()
+            .collect();
         for (ns, name) in gone {
             self.forget(&ns, &name);
         }
@@ -383,7 +372,7 @@ impl AutoscalerSeries {
 
     /// How many autoscalers have series.
     pub fn len(&self) -> usize {
-        self.published.lock().map(|p| p.len()).unwrap_or(0)
+        self.published.lock().len()
     }
 
     /// Whether none has.

@@ -11,7 +11,9 @@ pub mod process;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use axum::extract::State;
@@ -267,19 +269,15 @@ impl Telemetry {
 
     /// Notes that one autoscaler's next sync is due after `delay`.
     pub fn sync_due(&self, key: &str, delay: Duration) {
-        if let Ok(mut due) = self.queue.due.lock() {
-            due.insert(key.to_owned(), Instant::now() + delay);
-        }
+        self.queue
+            .due
+            .lock()
+            .insert(key.to_owned(), Instant::now() + delay);
     }
 
     /// Notes that one autoscaler's sync started (or that it is gone).
     pub fn sync_started(&self, key: &str) {
-        let was_due = self
-            .queue
-            .due
-            .lock()
-            .ok()
-            .and_then(|mut due| due.remove(key));
+        let was_due = self.queue.due.lock().remove(key);
         if let Some(at) = was_due {
             let late = Instant::now().saturating_duration_since(at);
             self.sync_lateness.observe(late.as_secs_f64());
@@ -288,9 +286,7 @@ impl Telemetry {
 
     /// Forgets every due sync (leadership lost: nothing is queued here any more).
     pub fn clear_queue(&self) {
-        if let Ok(mut due) = self.queue.due.lock() {
-            due.clear();
-        }
+        self.queue.due.lock().clear();
     }
 
     /// The metrics in OpenMetrics text.
@@ -343,12 +339,7 @@ struct QueueCollector(Arc<Queue>);
 impl Collector for QueueCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let now = Instant::now();
-        let waiting = self
-            .0
-            .due
-            .lock()
-            .map(|d| d.values().filter(|&&at| at <= now).count())
-            .unwrap_or(0);
+        let waiting = self.0.due.lock().values().filter(|&&at| at <= now).count();
         ConstGauge::new(i64::try_from(waiting).unwrap_or(i64::MAX)).encode(
             encoder.encode_descriptor(
                 "queue_depth",
