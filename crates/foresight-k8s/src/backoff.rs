@@ -7,6 +7,8 @@
 //! sync while a cause lasts.
 
 use parking_lot::Mutex;
+
+use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::time::Duration;
@@ -81,18 +83,16 @@ impl FailureLog {
     }
 }
 
-/// The last error of each key, and how often it recurred: a new error is logged at once, a
-/// recurring one at its 2nd, 4th, 8th, ... occurrence.
+/// The last error of each autoscaler, and how often it recurred: a new error is logged at
+/// once, a recurring one at its 2nd, 4th, 8th, ... occurrence.
 #[derive(Debug, Default)]
-pub struct RepeatedErrors(Mutex<HashMap<String, (String, u64)>>);
+pub struct RepeatedErrors(Mutex<HashMap<AutoscalerKey, (String, u64)>>);
 
 impl RepeatedErrors {
     /// Notes `error` for `key`; `Some(occurrences)` when it should be logged now.
-    pub fn note(&self, key: &str, error: &str) -> Option<u64> {
+    pub fn note(&self, key: &AutoscalerKey, error: &str) -> Option<u64> {
         let mut map = self.0.lock();
-        let entry = map
-            .entry(key.to_owned())
-            .or_insert_with(|| (String::new(), 0));
+        let entry = map.entry(key.clone()).or_insert_with(|| (String::new(), 0));
         if entry.0 != error {
             *entry = (error.to_owned(), 0);
         }
@@ -100,9 +100,19 @@ impl RepeatedErrors {
         entry.1.is_power_of_two().then_some(entry.1)
     }
 
-    /// Forgets `key`'s error (it succeeded, or was deleted).
-    pub fn clear(&self, key: &str) {
+    /// Forgets `key`'s error (it succeeded).
+    pub fn clear(&self, key: &AutoscalerKey) {
         self.0.lock().remove(key);
+    }
+}
+
+impl PerAutoscaler for RepeatedErrors {
+    fn forget(&self, key: &AutoscalerKey) {
+        self.clear(key);
+    }
+
+    fn retain(&self, keep: &dyn Fn(&AutoscalerKey) -> bool) {
+        self.0.lock().retain(|k, _| keep(k));
     }
 }
 
@@ -127,11 +137,22 @@ mod tests {
     #[test]
     fn repeated_errors_are_logged_at_powers_of_two_and_new_ones_at_once() {
         let r = RepeatedErrors::default();
-        let logged: Vec<u64> = (0..10).filter_map(|_| r.note("ns/web", "down")).collect();
+        let (web, db) = (
+            AutoscalerKey::new("ns", "web"),
+            AutoscalerKey::new("ns", "db"),
+        );
+        let logged: Vec<u64> = (0..10).filter_map(|_| r.note(&web, "down")).collect();
         assert_eq!(logged, [1, 2, 4, 8]);
-        assert_eq!(r.note("ns/web", "other"), Some(1));
-        assert_eq!(r.note("ns/db", "down"), Some(1));
-        r.clear("ns/web");
-        assert_eq!(r.note("ns/web", "other"), Some(1));
+        assert_eq!(r.note(&web, "other"), Some(1));
+        assert_eq!(r.note(&db, "down"), Some(1));
+        r.clear(&web);
+        assert_eq!(r.note(&web, "other"), Some(1));
+        r.note(&db, "down");
+        r.retain(&|k| *k != db);
+        assert_eq!(
+            r.note(&db, "down"),
+            Some(1),
+            "forgotten, so logged again at once"
+        );
     }
 }

@@ -6,10 +6,13 @@
 //! has synced (one sync period). Entries of deleted or re-targeted autoscalers are pruned
 //! lazily, by checking the other autoscaler's current spec whenever it would be reported.
 
-use parking_lot::Mutex;
 use std::collections::{BTreeSet, HashMap};
 
+use parking_lot::Mutex;
+
 use foresight_api::hpa::CrossVersionObjectReference;
+
+use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 
 /// A workload, independent of the API version it is addressed with.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -49,8 +52,20 @@ pub struct TargetIndex {
 
 #[derive(Debug, Default)]
 struct Inner {
+    /// The names of the autoscalers targeting each workload (all in its namespace).
     by_target: HashMap<TargetKey, BTreeSet<String>>,
-    by_autoscaler: HashMap<(String, String), TargetKey>,
+    by_autoscaler: HashMap<AutoscalerKey, TargetKey>,
+}
+
+impl Inner {
+    fn unlink(&mut self, autoscaler: &AutoscalerKey, target: &TargetKey) {
+        if let Some(set) = self.by_target.get_mut(target) {
+            set.remove(&autoscaler.name);
+            if set.is_empty() {
+                self.by_target.remove(target);
+            }
+        }
+    }
 }
 
 impl TargetIndex {
@@ -59,30 +74,27 @@ impl TargetIndex {
         Self::default()
     }
 
-    /// Records that autoscaler `name` targets `key`, and returns the other autoscalers
-    /// (`namespace/name`) that target it, in name order. `still_targets(other)` says whether
-    /// another autoscaler still exists and still targets `key`; those that do not are
-    /// dropped.
+    /// Records that autoscaler `me` targets `key` (in its own namespace), and returns the
+    /// other autoscalers (`namespace/name`) that target it, in name order.
+    /// `still_targets(other)` says whether another autoscaler (by name) still exists and
+    /// still targets `key`; those that do not are dropped.
     pub fn register(
         &self,
-        name: &str,
+        me: &AutoscalerKey,
         key: &TargetKey,
         still_targets: impl Fn(&str) -> bool,
     ) -> Vec<String> {
         let mut inner = self.inner.lock();
-        let me = (key.namespace.clone(), name.to_owned());
-        if let Some(old) = inner.by_autoscaler.insert(me, key.clone()) {
+        if let Some(old) = inner.by_autoscaler.insert(me.clone(), key.clone()) {
             if &old != key {
-                if let Some(set) = inner.by_target.get_mut(&old) {
-                    set.remove(name);
-                }
+                inner.unlink(me, &old);
             }
         }
         let set = inner.by_target.entry(key.clone()).or_default();
-        set.insert(name.to_owned());
+        set.insert(me.name.clone());
         let stale: Vec<String> = set
             .iter()
-            .filter(|o| o.as_str() != name && !still_targets(o))
+            .filter(|o| **o != me.name && !still_targets(o))
             .cloned()
             .collect();
         for s in &stale {
@@ -90,34 +102,38 @@ impl TargetIndex {
         }
         let others: Vec<String> = set
             .iter()
-            .filter(|o| o.as_str() != name)
+            .filter(|o| **o != me.name)
             .map(|o| format!("{}/{o}", key.namespace))
             .collect();
         for s in stale {
-            inner.by_autoscaler.remove(&(key.namespace.clone(), s));
+            inner
+                .by_autoscaler
+                .remove(&AutoscalerKey::new(&*key.namespace, s));
         }
         others
     }
+}
 
-    /// Forgets an autoscaler (it was deleted).
-    pub fn forget(&self, namespace: &str, name: &str) {
+impl PerAutoscaler for TargetIndex {
+    fn forget(&self, autoscaler: &AutoscalerKey) {
         let mut inner = self.inner.lock();
-        if let Some(key) = inner
-            .by_autoscaler
-            .remove(&(namespace.to_owned(), name.to_owned()))
-        {
-            if let Some(set) = inner.by_target.get_mut(&key) {
-                set.remove(name);
-                if set.is_empty() {
-                    inner.by_target.remove(&key);
-                }
-            }
+        if let Some(target) = inner.by_autoscaler.remove(autoscaler) {
+            inner.unlink(autoscaler, &target);
         }
     }
 
-    /// Forgets everything (on a change of leadership).
-    pub fn clear(&self) {
-        *self.inner.lock() = Inner::default();
+    fn retain(&self, keep: &dyn Fn(&AutoscalerKey) -> bool) {
+        let mut inner = self.inner.lock();
+        let gone: Vec<(AutoscalerKey, TargetKey)> = inner
+            .by_autoscaler
+            .iter()
+            .filter(|(a, _)| !keep(a))
+            .map(|(a, t)| (a.clone(), t.clone()))
+            .collect();
+        for (autoscaler, target) in gone {
+            inner.by_autoscaler.remove(&autoscaler);
+            inner.unlink(&autoscaler, &target);
+        }
     }
 }
 
@@ -136,25 +152,32 @@ mod tests {
         )
     }
 
+    fn me(name: &str) -> AutoscalerKey {
+        AutoscalerKey::new("ns", name)
+    }
+
     #[test]
     fn both_autoscalers_see_each_other() {
         let idx = TargetIndex::new();
-        assert!(idx.register("a", &key("web"), |_| true).is_empty());
-        assert_eq!(idx.register("b", &key("web"), |_| true), ["ns/a"]);
-        assert_eq!(idx.register("a", &key("web"), |_| true), ["ns/b"]);
+        assert!(idx.register(&me("a"), &key("web"), |_| true).is_empty());
+        assert_eq!(idx.register(&me("b"), &key("web"), |_| true), ["ns/a"]);
+        assert_eq!(idx.register(&me("a"), &key("web"), |_| true), ["ns/b"]);
     }
 
     #[test]
     fn stale_entries_are_pruned() {
         let idx = TargetIndex::new();
-        idx.register("a", &key("web"), |_| true);
+        idx.register(&me("a"), &key("web"), |_| true);
         // a is gone (deleted, or re-targeted in a spec not yet reconciled): not reported.
-        assert!(idx.register("b", &key("web"), |_| false).is_empty());
+        assert!(idx.register(&me("b"), &key("web"), |_| false).is_empty());
         // a reconciles with a new target and leaves web's set.
-        idx.register("a", &key("api"), |_| true);
-        assert_eq!(idx.register("c", &key("web"), |_| true), ["ns/b"]);
-        idx.forget("ns", "b");
-        assert_eq!(idx.register("d", &key("web"), |_| true), ["ns/c"]);
+        idx.register(&me("a"), &key("api"), |_| true);
+        assert_eq!(idx.register(&me("c"), &key("web"), |_| true), ["ns/b"]);
+        idx.forget(&me("b"));
+        assert_eq!(idx.register(&me("d"), &key("web"), |_| true), ["ns/c"]);
+        // After a full list that shows only d, c is forgotten too.
+        idx.retain(&|a| a.name == "d");
+        assert!(idx.register(&me("d"), &key("web"), |_| true).is_empty());
     }
 
     #[test]

@@ -25,9 +25,10 @@ use kube::runtime::{predicates, watcher, WatchStreamExt};
 use kube::{Api, Client, ResourceExt};
 use tokio::sync::watch;
 
+use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use crate::conflicts::TargetIndex;
 use crate::events::EventPublisher;
-use crate::forecasts::{self, CorePredictor, ForecastCache, ForecastSettings};
+use crate::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use crate::leader::{self, LeaderError, LeaderOptions};
 use crate::pods::PodCache;
 use crate::prometheus::{PrometheusClient, PrometheusError, PrometheusOptions};
@@ -229,8 +230,7 @@ pub async fn run(
         // A replica that stands by exports no per-autoscaler series: the leader's are the
         // current ones.
         telemetry.set_leader(false);
-        telemetry.autoscalers.retain(|_, _| false);
-        telemetry.clear_queue();
+        telemetry.retain(&|_| false);
         if *stop_rx.borrow() {
             break;
         }
@@ -311,39 +311,20 @@ async fn run_leading(
             };
             match ev {
                 watcher::Event::Delete(obj) => {
-                    let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
-                    forget.memories.forget(&ns, &name);
-                    forget.targets.forget(&ns, &name);
-                    forget.telemetry.autoscalers.forget(&ns, &name);
-                    forget.telemetry.sync_started(&format!("{ns}/{name}"));
-                    if let Some(cache) = &forget.forecasts {
-                        cache.remove(&forecasts::key(&ns, &name));
+                    if let Some(key) = AutoscalerKey::of_object(obj) {
+                        forget.forget(&key);
                     }
                 }
-                // The store now holds the full list (reflect ran first): forecasts of
-                // autoscalers deleted while no watch ran are forgotten.
+                // The store now holds the full list (reflect ran first): what is kept of
+                // autoscalers deleted while no watch ran is forgotten.
                 watcher::Event::InitDone => {
-                    let listed: HashSet<(String, String)> = forget
+                    let listed: HashSet<AutoscalerKey> = forget
                         .store
                         .state()
                         .iter()
-                        .map(|o| (o.namespace().unwrap_or_default(), o.name_any()))
+                        .filter_map(|o| AutoscalerKey::of_object(o))
                         .collect();
-                    forget
-                        .telemetry
-                        .autoscalers
-                        .retain(|ns, name| listed.contains(&(ns.to_owned(), name.to_owned())));
-                    if let Some(cache) = &forget.forecasts {
-                        let listed: HashSet<String> = forget
-                            .store
-                            .state()
-                            .iter()
-                            .map(|o| {
-                                forecasts::key(&o.namespace().unwrap_or_default(), &o.name_any())
-                            })
-                            .collect();
-                        cache.retain_autoscalers(|k| listed.contains(k));
-                    }
+                    forget.retain(&|key| listed.contains(key));
                 }
                 _ => {}
             }

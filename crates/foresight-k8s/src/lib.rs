@@ -4,7 +4,9 @@
 //! - [`crd`]: the CustomResourceDefinition of the resource `foresight-api` derives
 //!   (`foresight_api::EffectiveHorizontalPodAutoscaler`);
 //! - [`target`]: reading and writing the target's scale; [`pods`]: the pod cache;
-//!   [`selector`]: label selectors in string form; [`sources`]: the metrics APIs;
+//!   [`sources`]: the metrics APIs;
+//! - [`autoscaler_key`]: the key every per-autoscaler store uses, and the one way they
+//!   forget a deleted autoscaler;
 //! - [`reconcile`]: one reconcile; [`status`]: when and how status is written; [`events`]:
 //!   Kubernetes events; [`conflicts`]: two autoscalers on one workload;
 //! - [`client`]: the Kubernetes client and its retry policy; [`leader`]: leader election;
@@ -18,6 +20,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod autoscaler_key;
 pub mod backoff;
 pub mod client;
 pub mod conflicts;

@@ -33,6 +33,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client, Resource, ResourceExt};
 use parking_lot::Mutex;
 
+use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use crate::backoff::RepeatedErrors;
 use crate::conflicts::{TargetIndex, TargetKey};
 use crate::events::EventPublisher;
@@ -94,26 +95,15 @@ pub struct Memory {
 /// never runs two reconciles of one object at once, so the lock is held only for the
 /// map operation, never across a reconcile.
 #[derive(Debug, Default)]
-pub struct Memories(Mutex<HashMap<(String, String), Memory>>);
+pub struct Memories(Mutex<HashMap<AutoscalerKey, Memory>>);
 
 impl Memories {
-    fn take(&self, ns: &str, name: &str) -> Option<Memory> {
-        self.0.lock().remove(&(ns.to_owned(), name.to_owned()))
+    fn take(&self, key: &AutoscalerKey) -> Option<Memory> {
+        self.0.lock().remove(key)
     }
 
-    fn put(&self, ns: &str, name: &str, m: Memory) {
-        self.0.lock().insert((ns.to_owned(), name.to_owned()), m);
-    }
-
-    /// Forgets one autoscaler (deleted).
-    pub fn forget(&self, ns: &str, name: &str) {
-        self.take(ns, name);
-    }
-
-    /// Forgets everything: after a change of leadership, history is restored from status
-    /// again, since another replica may have acted in between.
-    pub fn clear(&self) {
-        self.0.lock().clear();
+    fn put(&self, key: &AutoscalerKey, m: Memory) {
+        self.0.lock().insert(key.clone(), m);
     }
 
     /// How many autoscalers are remembered.
@@ -124,6 +114,16 @@ impl Memories {
     /// Whether none is.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl PerAutoscaler for Memories {
+    fn forget(&self, key: &AutoscalerKey) {
+        self.take(key);
+    }
+
+    fn retain(&self, keep: &dyn Fn(&AutoscalerKey) -> bool) {
+        self.0.lock().retain(|k, _| keep(k));
     }
 }
 
@@ -164,6 +164,37 @@ pub struct ReconcileContext {
     /// Reconciles in flight at most (`--concurrency`). Waiters are served first come, first
     /// served, so under overload every autoscaler still syncs in the order it came due.
     pub permits: tokio::sync::Semaphore,
+}
+
+impl ReconcileContext {
+    /// Every store that keeps something per autoscaler. A new one is added here, and is
+    /// then forgotten with the autoscaler like the others.
+    fn stores(&self) -> impl Iterator<Item = &dyn PerAutoscaler> {
+        let stores: [&dyn PerAutoscaler; 5] = [
+            &self.memories,
+            &self.targets,
+            &*self.telemetry,
+            &self.decision_errors,
+            &self.reconcile_errors,
+        ];
+        stores.into_iter().chain(
+            self.forecasts
+                .as_ref()
+                .map(|cache| cache as &dyn PerAutoscaler),
+        )
+    }
+}
+
+/// A deleted autoscaler is forgotten by every store; after a full list, so is every
+/// autoscaler the list no longer shows (deleted while no watch ran).
+impl PerAutoscaler for ReconcileContext {
+    fn forget(&self, key: &AutoscalerKey) {
+        self.stores().for_each(|store| store.forget(key));
+    }
+
+    fn retain(&self, keep: &dyn Fn(&AutoscalerKey) -> bool) {
+        self.stores().for_each(|store| store.retain(keep));
+    }
 }
 
 /// Why a reconcile failed (the controller retries it).
@@ -208,22 +239,16 @@ pub async fn reconcile(
         .store
         .get(&kube::runtime::reflector::ObjectRef::from_obj(&*obj))
         .unwrap_or(obj);
+    let Some(key) = AutoscalerKey::of_object(&obj) else {
+        return Err(ReconcileError::Unnamed);
+    };
     let started = std::time::Instant::now();
-    let key = format!(
-        "{}/{}",
-        obj.metadata.namespace.as_deref().unwrap_or_default(),
-        obj.metadata.name.as_deref().unwrap_or_default()
-    );
     ctx.telemetry.sync_started(&key);
     ctx.telemetry.reconciles.inc();
     // Every line logged while this autoscaler reconciles carries its namespace and name.
     // The span's level is ERROR so that it is on whenever any line is: at `--log-level=warn`
     // an INFO span would be filtered out and the warnings would lose their context.
-    let span = tracing::error_span!(
-        "reconcile",
-        namespace = obj.metadata.namespace.as_deref().unwrap_or_default(),
-        name = obj.metadata.name.as_deref().unwrap_or_default(),
-    );
+    let span = tracing::error_span!("reconcile", namespace = key.namespace, name = key.name);
     // Boxed: a sync waiting for its permit is then a few words, not the whole reconcile's
     // state, and under a backlog thousands of them wait.
     let inner = Box::pin(tracing::Instrument::instrument(
@@ -255,12 +280,9 @@ pub fn error_policy(
     err: &ReconcileError,
     ctx: Arc<ReconcileContext>,
 ) -> Action {
-    let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
-    if let Some(times) = ctx
-        .reconcile_errors
-        .note(&format!("{ns}/{name}"), &err.to_string())
-    {
-        tracing::warn!(namespace = %ns, name = %name, error = %err, times, "reconcile failed");
+    let key = AutoscalerKey::new(obj.namespace().unwrap_or_default(), obj.name_any());
+    if let Some(times) = ctx.reconcile_errors.note(&key, &err.to_string()) {
+        tracing::warn!(namespace = %key.namespace, name = %key.name, error = %err, times, "reconcile failed");
     }
     Action::requeue(ctx.settings.sync_period())
 }
@@ -269,15 +291,13 @@ pub fn error_policy(
 async fn reconcile_inner(
     obj: &EffectiveHorizontalPodAutoscaler,
     ctx: &ReconcileContext,
-    key: &str,
+    key: &AutoscalerKey,
 ) -> Result<Duration, ReconcileError> {
-    let (Some(ns), Some(name)) = (obj.metadata.namespace.clone(), obj.metadata.name.clone()) else {
-        return Err(ReconcileError::Unnamed);
-    };
+    let (ns, name) = (&key.namespace, &key.name);
     let now = (ctx.clock)();
     let calls = ctx.telemetry.calls();
     let prior = obj.status.clone().unwrap_or_default();
-    let mut memory = ctx.memories.take(&ns, &name).unwrap_or_else(|| Memory {
+    let mut memory = ctx.memories.take(key).unwrap_or_else(|| Memory {
         // First sight (start, leadership change): restore the history status carries.
         history: prior
             .history
@@ -288,7 +308,7 @@ async fn reconcile_inner(
         last_events: Vec::new(),
         compiled: None,
     });
-    let api: Api<EffectiveHorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<EffectiveHorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), ns);
     let regarding = obj.object_ref(&());
 
     let generation = obj.metadata.generation;
@@ -299,7 +319,7 @@ async fn reconcile_inner(
         .map(|(_, a)| Arc::clone(a));
     let compiled = match cached {
         Some(a) => Ok(a),
-        None => Autoscaler::new(&ns, &name, &obj.spec, &ctx.settings.core).map(Arc::new),
+        None => Autoscaler::new(ns, name, &obj.spec, &ctx.settings.core).map(Arc::new),
     };
     let autoscaler = match compiled {
         Ok(a) => {
@@ -309,7 +329,7 @@ async fn reconcile_inner(
         Err(errors) => {
             // Nothing is predicted for a spec that does not compile.
             if let Some(cache) = &ctx.forecasts {
-                cache.remove(&forecasts::key(&ns, &name));
+                cache.remove(key);
             }
             let message = errors
                 .iter()
@@ -317,8 +337,8 @@ async fn reconcile_inner(
                 .collect::<Vec<_>>()
                 .join("; ");
             let result = report_invalid_spec(obj, ctx, &api, &mut memory, &message, now).await;
-            ctx.memories.put(&ns, &name, memory);
-            ctx.telemetry.autoscalers.record_invalid(&ns, &name);
+            ctx.memories.put(key, memory);
+            ctx.telemetry.autoscalers.record_invalid(key);
             result?;
             return Ok(ctx.settings.sync_period());
         }
@@ -328,23 +348,15 @@ async fn reconcile_inner(
     if !ctx.pods.is_ready() {
         // Without the first pod list every workload looks podless; wait rather than decide
         // on that.
-        ctx.memories.put(&ns, &name, memory);
+        ctx.memories.put(key, memory);
         return Ok(ctx.settings.cache_wait);
     }
 
     // The spec changed since status last recorded it (or status was never written).
     let spec_changed = obj.metadata.generation != prior.observed_generation;
     let proposing = foresight_sim::runner::prediction_proposing(&prior);
-    let mut observation = observe(
-        ctx,
-        &autoscaler,
-        &name,
-        spec_changed,
-        proposing,
-        now,
-        &calls,
-    )
-    .await;
+    let mut observation =
+        observe(ctx, &autoscaler, key, spec_changed, proposing, now, &calls).await;
     observation.pause = Pause::from_annotations(
         obj.metadata
             .annotations
@@ -363,7 +375,7 @@ async fn reconcile_inner(
 
     let outcome = match decision.scale_to {
         None => ScaleOutcome::NotAttempted,
-        Some(n) => match ctx.scales.write(&ns, &autoscaler.target, n, &calls).await {
+        Some(n) => match ctx.scales.write(ns, &autoscaler.target, n, &calls).await {
             Ok(()) => {
                 tracing::info!(
                     from = decision.current_replicas,
@@ -417,7 +429,7 @@ async fn reconcile_inner(
 
     ctx.telemetry
         .autoscalers
-        .record(&autoscaler, &name, &new_status);
+        .record(&autoscaler, name, &new_status);
 
     memory.history = reconciled.history;
     let write = status::should_write(
@@ -430,7 +442,7 @@ async fn reconcile_inner(
     let written = if write {
         status::write(
             &api,
-            &name,
+            name,
             &new_status,
             obj.metadata.resource_version.as_deref(),
             &calls,
@@ -442,7 +454,7 @@ async fn reconcile_inner(
     } else {
         Ok(())
     };
-    ctx.memories.put(&ns, &name, memory);
+    ctx.memories.put(key, memory);
     written?;
     ctx.reconcile_errors.clear(key);
     Ok(period)
@@ -453,7 +465,7 @@ async fn reconcile_inner(
 async fn observe(
     ctx: &ReconcileContext,
     autoscaler: &Arc<Autoscaler>,
-    name: &str,
+    me: &AutoscalerKey,
     spec_changed: bool,
     proposing: bool,
     now: Timestamp,
@@ -461,7 +473,7 @@ async fn observe(
 ) -> Observation {
     let ns = autoscaler.namespace.as_str();
     let key = TargetKey::new(ns, &autoscaler.target);
-    let conflicts = ctx.targets.register(name, &key, |other| {
+    let conflicts = ctx.targets.register(me, &key, |other| {
         ctx.store
             .get(&ObjectRef::new(other).within(ns))
             .is_some_and(|o| TargetKey::new(ns, &o.spec.scale_target_ref) == key)
@@ -562,7 +574,7 @@ fn forecast_inputs(
         // Forgetting looks at every tracked forecast: do it when the spec changed (prediction
         // may just have been turned off), not on every sync of autoscalers that never predict.
         if spec_changed {
-            cache.remove(&forecasts::autoscaler_key(autoscaler));
+            cache.remove(&AutoscalerKey::of(autoscaler));
         }
         return Vec::new();
     }

@@ -14,6 +14,7 @@ use foresight_api::status::{
 };
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
+use foresight_k8s::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use foresight_k8s::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
 use foresight_k8s::telemetry::{Build, Call, DecisionLabels, Telemetry};
@@ -226,7 +227,7 @@ fn docs_metrics_md_lists_every_exported_series_with_its_labels() {
 fn an_autoscalers_series_go_when_it_is_forgotten() {
     let t = filled_telemetry();
     assert!(t.encode().contains("foresight_autoscaler_metric_value{namespace=\"shop\",name=\"web\",metric=\"resource.cpu\"} 80"));
-    t.autoscalers.forget("shop", "web");
+    t.autoscalers.forget(&AutoscalerKey::new("shop", "web"));
     let text = t.encode();
     assert!(
         !text.lines().any(|l| l.contains("name=\"web\"")),

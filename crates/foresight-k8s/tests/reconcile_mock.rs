@@ -14,6 +14,7 @@ use foresight_api::EffectiveHorizontalPodAutoscaler;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::proposals::Scale;
+use foresight_k8s::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use foresight_k8s::conflicts::TargetIndex;
 use foresight_k8s::events::EventPublisher;
 use foresight_k8s::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
@@ -80,15 +81,17 @@ impl Step {
         let uri = uri.into();
         // The API server answers a patch with the object it stored; a status patch returns
         // the whole autoscaler, which the client reads back (it must have metadata and spec).
-        let response = if uri.starts_with(OBJECT) {
-            json!({
+        let autoscaler = uri
+            .strip_prefix(AUTOSCALERS)
+            .and_then(|rest| rest.split('/').next());
+        let response = match autoscaler {
+            Some(name) => json!({
                 "apiVersion": "autoscaling.foresight.dev/v1alpha1",
                 "kind": "EffectiveHorizontalPodAutoscaler",
-                "metadata": {"name": "web", "namespace": NS},
+                "metadata": {"name": name, "namespace": NS},
                 "spec": {},
-            })
-        } else {
-            json!({})
+            }),
+            None => json!({}),
         };
         Step {
             content_type: Some("application/merge-patch+json"),
@@ -231,6 +234,8 @@ fn pod_metrics(n: i32, cpu: &str) -> Value {
 }
 
 const POD_METRICS: &str = "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods?";
+const AUTOSCALERS: &str =
+    "/apis/autoscaling.foresight.dev/v1alpha1/namespaces/shop/effectivehorizontalpodautoscalers/";
 const OBJECT: &str =
     "/apis/autoscaling.foresight.dev/v1alpha1/namespaces/shop/effectivehorizontalpodautoscalers/web";
 const DEPLOYMENT_SCALE: &str = "/apis/apps/v1/namespaces/shop/deployments/web/scale";
@@ -766,15 +771,15 @@ async fn two_autoscalers_on_one_workload_both_report_the_conflict() {
     b.metadata.name = Some("web-2".into());
     let (svc, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let conflict = |name: &'static str, other: &'static str| {
-        Step::merge_patch(
-            format!("/apis/autoscaling.foresight.dev/v1alpha1/namespaces/shop/effectivehorizontalpodautoscalers/{name}/status?"),
-            move |body| {
-                let active = condition(&body["status"], "ScalingActive");
-                assert_eq!(active["status"], "False");
-                assert_eq!(active["reason"], "AmbiguousSelector");
-                assert!(active["message"].as_str().unwrap().contains(other), "{active}");
-            },
-        )
+        Step::merge_patch(format!("{AUTOSCALERS}{name}/status?"), move |body| {
+            let active = condition(&body["status"], "ScalingActive");
+            assert_eq!(active["status"], "False");
+            assert_eq!(active["reason"], "AmbiguousSelector");
+            assert!(
+                active["message"].as_str().unwrap().contains(other),
+                "{active}"
+            );
+        })
     };
     let event = |other: &'static str| {
         move |body: &Value| {
@@ -1349,4 +1354,53 @@ async fn turning_prediction_off_forgets_the_forecasts() {
         metrics.contains(r#"foresight_forecasts{state="ready"} 0"#),
         "{metrics}"
     );
+}
+
+/// A deleted autoscaler is forgotten by every store that kept something of it: its memory,
+/// its per-autoscaler series, its place in the queue; the others keep theirs.
+#[tokio::test]
+async fn a_deleted_autoscaler_is_forgotten_everywhere() {
+    let world = World::new().deployment(5);
+    let web = autoscaler(cpu_spec(json!({})), Value::Null, "10");
+    let mut api = web.clone();
+    api.metadata.name = Some("api".into());
+    let steps = vec![
+        // 5 pods at 60% of request against 60%: both hold at 5.
+        Step::get(POD_METRICS, pod_metrics(5, "300m")),
+        Step::merge_patch(status_uri(), |_| {}),
+        Step::get(POD_METRICS, pod_metrics(5, "300m")),
+        Step::merge_patch(format!("{AUTOSCALERS}api/status?"), |_| {}),
+    ];
+    let (svc, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let server = tokio::spawn(serve(handle, steps));
+    let (ctx, telemetry) = context(Client::new(svc, NS), &world, t0());
+    for obj in [&web, &api] {
+        reconcile::reconcile(Arc::new(obj.clone()), ctx.clone())
+            .await
+            .unwrap();
+    }
+    assert_eq!(ctx.memories.len(), 2);
+    assert_eq!(telemetry.autoscalers.len(), 2);
+    let series = |name: &str| {
+        telemetry
+            .encode()
+            .lines()
+            .filter(|l| l.contains(&format!("name=\"{name}\"")))
+            .count()
+    };
+    assert!(series("web") > 0);
+
+    ctx.forget(&AutoscalerKey::new("shop", "web"));
+    assert_eq!(ctx.memories.len(), 1);
+    assert_eq!(telemetry.autoscalers.len(), 1);
+    assert_eq!(series("web"), 0, "{}", telemetry.encode());
+    assert!(series("api") > 0);
+
+    // A full list that shows neither forgets the other too.
+    ctx.retain(&|_| false);
+    assert!(ctx.memories.is_empty());
+    assert!(telemetry.autoscalers.is_empty());
+    assert_eq!(series("api"), 0);
+    drop(ctx);
+    server.await.unwrap();
 }

@@ -13,6 +13,8 @@ use foresight_core::trace::Sample;
 use foresight_sim::evaluation::Assumptions;
 use jiff::Timestamp;
 
+use crate::autoscaler_key::AutoscalerKey;
+
 /// Refresh counters, for `/metrics`. All only ever grow except `entries` and `in_flight`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RefreshStats {
@@ -144,18 +146,23 @@ impl Entry {
     }
 }
 
-/// The identity of a forecast: the autoscaler (`namespace/name`) and the metric identifier.
-pub(super) type Key = (String, String);
+/// The identity of a forecast: the autoscaler and the metric identifier.
+pub(super) type Key = (AutoscalerKey, String);
 
 /// The forecasts, filed by autoscaler and then by metric, so that every lookup a reconcile
 /// makes costs the same however many autoscalers the controller serves.
 #[derive(Default)]
 pub(super) struct Entries {
-    pub(super) by_autoscaler: HashMap<String, HashMap<String, Entry>>,
+    pub(super) by_autoscaler: HashMap<AutoscalerKey, HashMap<String, Entry>>,
 }
 
 impl Entries {
     pub(super) fn get(&self, (autoscaler, id): &Key) -> Option<&Entry> {
+        self.lookup(autoscaler, id)
+    }
+
+    /// One entry, without building its key.
+    pub(super) fn lookup(&self, autoscaler: &AutoscalerKey, id: &str) -> Option<&Entry> {
         self.by_autoscaler.get(autoscaler)?.get(id)
     }
 
@@ -164,21 +171,24 @@ impl Entries {
     }
 
     /// The entries of one autoscaler, created empty if it has none.
-    pub(super) fn of_autoscaler(&mut self, autoscaler: &str) -> &mut HashMap<String, Entry> {
-        self.by_autoscaler.entry(autoscaler.to_owned()).or_default()
+    pub(super) fn of_autoscaler(
+        &mut self,
+        autoscaler: &AutoscalerKey,
+    ) -> &mut HashMap<String, Entry> {
+        self.by_autoscaler.entry(autoscaler.clone()).or_default()
     }
 
-    pub(super) fn any_running(&self, autoscaler: &str) -> bool {
+    pub(super) fn any_running(&self, autoscaler: &AutoscalerKey) -> bool {
         self.by_autoscaler
             .get(autoscaler)
             .is_some_and(|m| m.values().any(|e| e.running))
     }
 
-    pub(super) fn remove_autoscaler(&mut self, autoscaler: &str) {
+    pub(super) fn remove_autoscaler(&mut self, autoscaler: &AutoscalerKey) {
         self.by_autoscaler.remove(autoscaler);
     }
 
-    pub(super) fn retain_autoscalers(&mut self, mut keep: impl FnMut(&str) -> bool) {
+    pub(super) fn retain_autoscalers(&mut self, keep: &dyn Fn(&AutoscalerKey) -> bool) {
         self.by_autoscaler.retain(|k, _| keep(k));
     }
 

@@ -17,9 +17,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::{Mutex, MutexGuard};
-use std::time::Duration;
 
 use foresight_core::autoscaler::Autoscaler;
 use foresight_core::forecasting::{ForecastInput, HeadroomInput};
@@ -28,6 +28,7 @@ use foresight_sim::evaluation::Assumptions;
 use jiff::Timestamp;
 use tokio::sync::{Notify, Semaphore};
 
+use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use crate::prometheus::promql::history_query;
 use crate::prometheus::PrometheusClient;
 
@@ -110,17 +111,6 @@ pub fn entry_ids(autoscaler: &Autoscaler) -> Vec<String> {
         .collect()
 }
 
-/// `namespace/name`, the key the cache files an autoscaler under.
-pub fn autoscaler_key(autoscaler: &Autoscaler) -> String {
-    key(&autoscaler.namespace, &autoscaler.name)
-}
-
-/// The key of the autoscaler `name` in `namespace`, for [`ForecastCache::remove`] when only
-/// the object's name is at hand (it was deleted).
-pub fn key(namespace: &str, name: &str) -> String {
-    format!("{namespace}/{name}")
-}
-
 /// Why a controller without Prometheus has no forecast. `NotReady` rather than `Failed`:
 /// nothing was tried and nothing broke, the controller simply has no source of history
 /// (`PredictionReady=False`, reason `PredictNotReady`); `PredictFailed` stays reserved for a
@@ -148,6 +138,19 @@ pub struct ForecastStates {
     pub not_ready: u64,
     /// Failing to refresh past the grace period (`ForecastInput::Failed`).
     pub failed: u64,
+}
+
+/// Forecasts are forgotten with their autoscaler, and after a full list, those of
+/// autoscalers deleted while no watch was running (a standby replica, a watch that had to
+/// start over).
+impl PerAutoscaler for ForecastCache {
+    fn forget(&self, key: &AutoscalerKey) {
+        self.remove(key);
+    }
+
+    fn retain(&self, keep: &dyn Fn(&AutoscalerKey) -> bool) {
+        self.lock().retain_autoscalers(keep);
+    }
 }
 
 impl ForecastCache {
@@ -208,7 +211,7 @@ impl ForecastCache {
             }
         }
         // Refreshes started earlier by `forecasts` may still run: wait for them too.
-        let key = autoscaler_key(autoscaler);
+        let key = AutoscalerKey::of(autoscaler);
         loop {
             let notified = self.inner.refreshed.notified();
             tokio::pin!(notified);
@@ -223,25 +226,18 @@ impl ForecastCache {
     }
 
     /// The input for one metric (`identifier` as `Metric::identifier()` gives it) of the
-    /// autoscaler filed under `key` (`namespace/name`).
-    pub fn get(&self, key: &str, identifier: &str, now: Timestamp) -> ForecastInput {
+    /// autoscaler `key`.
+    pub fn get(&self, key: &AutoscalerKey, identifier: &str, now: Timestamp) -> ForecastInput {
         let entries = self.lock();
-        match entries.get(&(key.to_owned(), identifier.to_owned())) {
+        match entries.lookup(key, identifier) {
             Some(entry) => self.input(entry, now),
             None => ForecastInput::NotReady("no forecast computed yet".to_owned()),
         }
     }
 
     /// Forgets an autoscaler (it was deleted, or turned prediction off).
-    pub fn remove(&self, key: &str) {
+    pub fn remove(&self, key: &AutoscalerKey) {
         self.lock().remove_autoscaler(key);
-    }
-
-    /// Forgets every autoscaler whose key `keep` refuses: after a full list of the
-    /// autoscalers, those deleted while no watch was running (a standby replica, a watch
-    /// that had to start over).
-    pub fn retain_autoscalers(&self, keep: impl FnMut(&str) -> bool) {
-        self.lock().retain_autoscalers(keep);
     }
 
     /// The tracked forecasts by what they would give the decision at `now`.
@@ -283,7 +279,7 @@ impl ForecastCache {
     /// Brings the entries of `autoscaler` in line with its spec and returns the keys whose
     /// refresh is due (marking them running).
     fn register(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<Key> {
-        let key = autoscaler_key(autoscaler);
+        let key = AutoscalerKey::of(autoscaler);
         let Some(policy) = &autoscaler.prediction else {
             self.remove(&key);
             return Vec::new();
@@ -351,7 +347,7 @@ impl ForecastCache {
         if autoscaler.prediction_window_seconds.is_none() {
             return Vec::new();
         }
-        let key = autoscaler_key(autoscaler);
+        let key = AutoscalerKey::of(autoscaler);
         let mut all = self.lock();
         let entries = all.of_autoscaler(&key);
         entry_ids(autoscaler)
@@ -364,7 +360,7 @@ impl ForecastCache {
     /// requests and start-up time), for learning headroom and replaying history at the next
     /// refreshes. Cheap: it keeps a reference to the compiled autoscaler.
     pub fn learn_about(&self, autoscaler: &Arc<Autoscaler>, assumptions: Assumptions) {
-        let key = autoscaler_key(autoscaler);
+        let key = AutoscalerKey::of(autoscaler);
         let mut all = self.lock();
         let entries = all.of_autoscaler(&key);
         for (index, id) in entry_ids(autoscaler).into_iter().enumerate() {
@@ -392,7 +388,7 @@ impl ForecastCache {
         if autoscaler.prediction_window_seconds.is_none() {
             return Vec::new();
         }
-        let key = autoscaler_key(autoscaler);
+        let key = AutoscalerKey::of(autoscaler);
         entry_ids(autoscaler)
             .iter()
             .map(|id| self.get(&key, id, now))
@@ -656,7 +652,10 @@ mod tests {
             ForecastInput::Ready(f) => assert_eq!(f.values[0], 1.5),
             other => panic!("{other:?}"),
         }
-        assert_eq!(cache.get("shop/web", "resource.cpu", now), inputs[0]);
+        assert_eq!(
+            cache.get(&AutoscalerKey::new("shop", "web"), "resource.cpu", now),
+            inputs[0]
+        );
         let stats = cache.stats();
         assert_eq!((stats.succeeded, stats.failed, stats.entries), (1, 0, 1));
     }
@@ -749,7 +748,11 @@ mod tests {
             cache.refresh(&a, at(1_000)).await[0],
             ForecastInput::Ready(_)
         ));
-        match cache.get("shop/web", "resource.cpu", at(1_700)) {
+        match cache.get(
+            &AutoscalerKey::new("shop", "web"),
+            "resource.cpu",
+            at(1_700),
+        ) {
             ForecastInput::NotReady(r) => assert!(r.contains("out of date"), "{r}"),
             other => panic!("{other:?}"),
         }
@@ -844,7 +847,11 @@ mod tests {
         assert_eq!(cache.forecasts(&off, at(1_020)), vec![]);
         assert_eq!(cache.stats().entries, 0);
         assert!(matches!(
-            cache.get("shop/web", "resource.cpu", at(1_020)),
+            cache.get(
+                &AutoscalerKey::new("shop", "web"),
+                "resource.cpu",
+                at(1_020)
+            ),
             ForecastInput::NotReady(_)
         ));
     }
@@ -891,10 +898,14 @@ mod tests {
             2
         );
         // Only shop/web is still listed: shop/api is forgotten.
-        cache.retain_autoscalers(|k| k == key("shop", "web"));
+        cache.retain(&|k| *k == AutoscalerKey::new("shop", "web"));
         assert_eq!(cache.stats().entries, 1);
         assert!(matches!(
-            cache.get("shop/api", "resource.cpu", at(1_000)),
+            cache.get(
+                &AutoscalerKey::new("shop", "api"),
+                "resource.cpu",
+                at(1_000)
+            ),
             ForecastInput::NotReady(_)
         ));
     }

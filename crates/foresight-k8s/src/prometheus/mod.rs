@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
-use std::time::Duration;
 
 use jiff::Timestamp;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};

@@ -5,9 +5,10 @@
 //! written after each reconcile, and removed when the object is deleted, when a metric
 //! leaves its spec, or when this replica stops leading (a follower exports none).
 
-use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
+
+use parking_lot::Mutex;
 
 use foresight_api::status::ConditionStatus;
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
@@ -20,6 +21,8 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+
+use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 
 type Value = Gauge<f64, AtomicU64>;
 
@@ -87,7 +90,7 @@ pub struct AutoscalerSeries {
     fallback_active: Family<Object, Value>,
     paused: Family<Object, Value>,
     active: Family<Object, Value>,
-    published: Mutex<HashMap<(String, String), Published>>,
+    published: Mutex<HashMap<AutoscalerKey, Published>>,
 }
 
 impl AutoscalerSeries {
@@ -311,7 +314,7 @@ impl AutoscalerSeries {
             }
         }
 
-        let key = (object.namespace.clone(), object.name.clone());
+        let key = AutoscalerKey::new(&*object.namespace, &*object.name);
         let before = self
             .published
             .lock()
@@ -321,27 +324,37 @@ impl AutoscalerSeries {
     }
 
     /// Publishes only readiness, for an autoscaler whose spec does not compile.
-    pub fn record_invalid(&self, namespace: &str, name: &str) {
-        self.forget(namespace, name);
+    pub fn record_invalid(&self, key: &AutoscalerKey) {
+        self.forget(key);
         self.ready
             .get_or_create(&Object {
-                namespace: namespace.to_owned(),
-                name: name.to_owned(),
+                namespace: key.namespace.clone(),
+                name: key.name.clone(),
             })
             .set(0.0);
-        self.published.lock().insert(
-            (namespace.to_owned(), name.to_owned()),
-            Published::default(),
-        );
+        self.published
+            .lock()
+            .insert(key.clone(), Published::default());
     }
 
+    /// How many autoscalers have series.
+    pub fn len(&self) -> usize {
+        self.published.lock().len()
+    }
+
+    /// Whether none has.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl PerAutoscaler for AutoscalerSeries {
     /// Removes every series of one autoscaler (deleted).
-    pub fn forget(&self, namespace: &str, name: &str) {
-        let key = (namespace.to_owned(), name.to_owned());
-        let before = self.published.lock().remove(&key).unwrap_or_default();
+    fn forget(&self, key: &AutoscalerKey) {
+        let before = self.published.lock().remove(key).unwrap_or_default();
         let object = Object {
-            namespace: key.0,
-            name: key.1,
+            namespace: key.namespace.clone(),
+            name: key.name.clone(),
         };
         for family in [
             &self.current_replicas,
@@ -355,31 +368,23 @@ impl AutoscalerSeries {
         self.remove_stale(&object, &before, &Published::default());
     }
 
-    /// Removes the series of every autoscaler not in `keep` (the listed objects), or of all
-    /// with an empty `keep` when this replica stops leading.
-    pub fn retain(&self, keep: impl Fn(&str, &str) -> bool) {
-        let gone: Vec<(String, String)> = self
+    /// Removes the series of every autoscaler `keep` refuses (not in a full list), or of all
+    /// when this replica stops leading.
+    fn retain(&self, keep: &dyn Fn(&AutoscalerKey) -> bool) {
+        let gone: Vec<AutoscalerKey> = self
             .published
             .lock()
             .keys()
-            .filter(|(ns, name)| !keep(ns, name))
+            .filter(|k| !keep(k))
             .cloned()
             .collect();
-        for (ns, name) in gone {
-            self.forget(&ns, &name);
+        for key in gone {
+            self.forget(&key);
         }
     }
+}
 
-    /// How many autoscalers have series.
-    pub fn len(&self) -> usize {
-        self.published.lock().len()
-    }
-
-    /// Whether none has.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
+impl AutoscalerSeries {
     fn remove_stale(&self, object: &Object, before: &Published, now: &Published) {
         for metric in before.metrics.iter().filter(|m| !now.metrics.contains(m)) {
             let labels = ObjectMetric {

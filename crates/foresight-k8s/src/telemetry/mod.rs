@@ -12,9 +12,9 @@ pub mod process;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -31,6 +31,7 @@ use prometheus_client::metrics::info::Info;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use crate::forecasts::ForecastCache;
 use crate::prometheus::PrometheusClient;
 use crate::reconcile::Clock;
@@ -268,25 +269,20 @@ impl Telemetry {
     }
 
     /// Notes that one autoscaler's next sync is due after `delay`.
-    pub fn sync_due(&self, key: &str, delay: Duration) {
+    pub fn sync_due(&self, key: &AutoscalerKey, delay: Duration) {
         self.queue
             .due
             .lock()
-            .insert(key.to_owned(), Instant::now() + delay);
+            .insert(key.clone(), Instant::now() + delay);
     }
 
-    /// Notes that one autoscaler's sync started (or that it is gone).
-    pub fn sync_started(&self, key: &str) {
+    /// Notes that one autoscaler's sync started.
+    pub fn sync_started(&self, key: &AutoscalerKey) {
         let was_due = self.queue.due.lock().remove(key);
         if let Some(at) = was_due {
             let late = Instant::now().saturating_duration_since(at);
             self.sync_lateness.observe(late.as_secs_f64());
         }
-    }
-
-    /// Forgets every due sync (leadership lost: nothing is queued here any more).
-    pub fn clear_queue(&self) {
-        self.queue.due.lock().clear();
     }
 
     /// The metrics in OpenMetrics text.
@@ -326,11 +322,25 @@ impl Telemetry {
     }
 }
 
+/// An autoscaler's series and its place in the queue go with it; when this replica stops
+/// leading, every autoscaler's go (the leader's are the current ones).
+impl PerAutoscaler for Telemetry {
+    fn forget(&self, key: &AutoscalerKey) {
+        self.autoscalers.forget(key);
+        self.queue.due.lock().remove(key);
+    }
+
+    fn retain(&self, keep: &dyn Fn(&AutoscalerKey) -> bool) {
+        self.autoscalers.retain(keep);
+        self.queue.due.lock().retain(|k, _| keep(k));
+    }
+}
+
 /// When each autoscaler's next sync is due. The controller's queue (kube-runtime's) cannot
 /// be inspected, so its depth is measured here: syncs due but not started.
 #[derive(Debug, Default)]
 struct Queue {
-    due: Mutex<HashMap<String, Instant>>,
+    due: Mutex<HashMap<AutoscalerKey, Instant>>,
 }
 
 #[derive(Debug)]
