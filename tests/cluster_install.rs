@@ -12,13 +12,18 @@ use std::process::Command;
 use std::time::Duration;
 
 use cluster::*;
+use foresight_api::status::EffectiveHorizontalPodAutoscalerStatus;
+use foresight_api::EffectiveHorizontalPodAutoscaler;
 use foresight_envtest::{apply_yaml, Options};
+use foresight_k8s::telemetry::{Call, Telemetry};
 use kube::api::{Patch, PatchParams};
-use kube::Client;
+use kube::{Api, Client};
 use serde_json::json;
 
-/// Creates an autoscaler, writes its status through `/status` as the controller does, and
-/// reads it back.
+/// Creates an autoscaler and writes its status through `/status` with the controller's own
+/// write (server-side apply), over a status an older writer left by merge patch: what that
+/// writer set and the controller's status lacks is gone after one write, and the main
+/// resource cannot write status.
 async fn status_round_trip(client: &Client, ns: &str) -> anyhow::Result<()> {
     foresight_envtest::workload::namespace(client, ns).await?;
     apply_ehpa(
@@ -27,24 +32,66 @@ async fn status_round_trip(client: &Client, ns: &str) -> anyhow::Result<()> {
         "metadata: {name: web}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, minReplicas: 1, maxReplicas: 5, metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]}",
     )
     .await?;
-    let patch = json!({"status": {"currentReplicas": 2, "desiredReplicas": 3}});
+    // As Foresight 0.x wrote it (merge patch), with a fallback clock since recovered.
+    let older = json!({"status": {"currentReplicas": 2, "desiredReplicas": 3,
+        "fallback": {"failingSince": "2026-06-01T12:00:00Z", "failedSyncs": 4, "active": true}}});
     ehpas(client, ns)
-        .patch_status("web", &PatchParams::default(), &Patch::Merge(&patch))
+        .patch_status("web", &PatchParams::default(), &Patch::Merge(&older))
+        .await
+        .map_err(|e| anyhow::anyhow!("merge patch through the subresource: {e}"))?;
+
+    let typed: Api<EffectiveHorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
+    let telemetry = std::sync::Arc::new(Telemetry::default());
+    let calls = telemetry.calls();
+    let mut now = EffectiveHorizontalPodAutoscalerStatus {
+        current_replicas: Some(2),
+        desired_replicas: Some(4),
+        ..Default::default()
+    };
+    foresight_k8s::status::write(&typed, "web", &now, &calls)
         .await
         .map_err(|e| anyhow::anyhow!("status write through the subresource: {e}"))?;
     let status = ehpa_status(client, ns, "web").await?;
     anyhow::ensure!(
-        status["desiredReplicas"] == 3,
-        "status not stored: {status}"
+        status == json!({"currentReplicas": 2, "desiredReplicas": 4}),
+        "the older writer's fallback is still there: {status}"
     );
+    anyhow::ensure!(
+        telemetry.requests(Call::PatchStatus) == 2,
+        "apply, then the clean-up"
+    );
+    let object = ehpas(client, ns).get("web").await?;
+    let applied = object.metadata.managed_fields.iter().flatten().any(|f| {
+        f.manager.as_deref() == Some("foresight")
+            && f.operation.as_deref() == Some("Apply")
+            && f.subresource.as_deref() == Some("status")
+    });
+    anyhow::ensure!(
+        applied,
+        "no status apply by foresight in {:?}",
+        object.metadata.managed_fields
+    );
+
+    // A field this manager applied and now omits goes with the apply alone.
+    now.desired_replicas = None;
+    foresight_k8s::status::write(&typed, "web", &now, &calls)
+        .await
+        .map_err(|e| anyhow::anyhow!("second status write: {e}"))?;
+    let status = ehpa_status(client, ns, "web").await?;
+    anyhow::ensure!(status == json!({"currentReplicas": 2}), "{status}");
+    anyhow::ensure!(
+        telemetry.requests(Call::PatchStatus) == 3,
+        "the apply alone"
+    );
+
     // A write to the main resource must not change status (that is what the subresource is).
-    let main = json!({"status": {"desiredReplicas": 9}});
+    let main = json!({"status": {"currentReplicas": 9}});
     ehpas(client, ns)
         .patch("web", &PatchParams::default(), &Patch::Merge(&main))
         .await?;
     let status = ehpa_status(client, ns, "web").await?;
     anyhow::ensure!(
-        status["desiredReplicas"] == 3,
+        status["currentReplicas"] == 2,
         "the main resource wrote status: {status}"
     );
     Ok(())

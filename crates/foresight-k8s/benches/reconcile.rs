@@ -115,16 +115,9 @@ impl FakeApi {
                     "metadata": {"name": name, "namespace": ns},
                     "spec": {},
                 });
-                if let Value::Object(fields) = &patch["status"] {
-                    // Merge-patch semantics at the top level: null removes.
-                    let stored: serde_json::Map<String, Value> = fields
-                        .iter()
-                        .filter(|(_, v)| !v.is_null())
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    if let Ok(mut m) = self.statuses.lock() {
-                        m.insert((ns, name), Value::Object(stored));
-                    }
+                // Apply semantics: the status this manager sent is the status stored.
+                if let Ok(mut m) = self.statuses.lock() {
+                    m.insert((ns, name), patch["status"].clone());
                 }
                 (StatusCode::OK, answer)
             }

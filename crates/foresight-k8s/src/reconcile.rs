@@ -440,17 +440,11 @@ async fn reconcile_inner(
         ctx.settings.status_refresh,
     );
     let written = if write {
-        status::write(
-            &api,
-            name,
-            &new_status,
-            obj.metadata.resource_version.as_deref(),
-            &calls,
-        )
-        .await
-        .map(|()| {
-            memory.last_write = Some(now);
-        })
+        status::write(&api, name, &new_status, &calls)
+            .await
+            .map(|()| {
+                memory.last_write = Some(now);
+            })
     } else {
         Ok(())
     };
@@ -605,14 +599,7 @@ async fn report_invalid_spec(
         )
         .await;
     if status::relevant_change(&prior, &new_status) {
-        status::write(
-            api,
-            &obj.name_any(),
-            &new_status,
-            obj.metadata.resource_version.as_deref(),
-            &calls,
-        )
-        .await?;
+        status::write(api, &obj.name_any(), &new_status, &calls).await?;
         memory.last_write = Some(now);
     }
     Ok(())

@@ -1,5 +1,5 @@
 //! Writing status: only when it changed in a way that matters, through the status
-//! subresource, with optimistic concurrency and a retry on conflict.
+//! subresource, by server-side apply as the field manager `foresight`.
 //!
 //! # When status is written
 //!
@@ -25,14 +25,11 @@ use foresight_api::status::{DecisionRecord, EffectiveHorizontalPodAutoscalerStat
 use foresight_core::history;
 use jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
-use kube::Api;
+use kube::{Api, Resource};
 use serde_json::{json, Value};
 
 use crate::telemetry::{ApiCall, Call};
 use foresight_api::EffectiveHorizontalPodAutoscaler;
-
-/// How many times a status write is re-sent after a 409 conflict.
-pub const CONFLICT_RETRIES: usize = 3;
 
 /// Why status could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -44,14 +41,6 @@ pub enum StatusError {
         name: String,
         /// The API error.
         source: kube::Error,
-    },
-    /// Every attempt conflicted with another writer.
-    #[error("writing status of {name}: still conflicting after {attempts} attempts")]
-    Conflict {
-        /// The object.
-        name: String,
-        /// Attempts made.
-        attempts: usize,
     },
 }
 
@@ -123,83 +112,73 @@ pub fn should_write(
     }
 }
 
-/// The status fields a write replaces, read off the status type's schema so that a field
-/// added to the API is covered without touching this code. A merge patch leaves alone what
-/// the new status omits, so each absent field is sent as `null` to clear what an earlier
-/// write put there.
-pub fn status_fields() -> &'static [String] {
-    static FIELDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    FIELDS.get_or_init(|| {
-        let schema = schemars::schema_for!(EffectiveHorizontalPodAutoscalerStatus);
-        schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default()
+/// The field manager status is applied as.
+pub const FIELD_MANAGER: &str = "foresight";
+
+/// The server-side apply body: the object's identity and its whole status. The API server
+/// removes whatever this manager applied before and now omits, so nothing needs clearing.
+pub fn status_apply(name: &str, status: &EffectiveHorizontalPodAutoscalerStatus) -> Value {
+    json!({
+        "apiVersion": EffectiveHorizontalPodAutoscaler::api_version(&()),
+        "kind": EffectiveHorizontalPodAutoscaler::kind(&()),
+        "metadata": { "name": name },
+        "status": status,
     })
 }
 
-/// The merge-patch body that replaces the status, guarded by `resource_version`.
-pub fn status_patch(
-    status: &EffectiveHorizontalPodAutoscalerStatus,
-    resource_version: Option<&str>,
-) -> Value {
-    let mut body = serde_json::to_value(status).unwrap_or_else(|_| json!({}));
-    if let Value::Object(map) = &mut body {
-        for f in status_fields() {
-            map.entry(f.clone()).or_insert(Value::Null);
-        }
-    }
-    let mut patch = json!({ "status": body });
-    if let Some(rv) = resource_version {
-        patch["metadata"] = json!({ "resourceVersion": rv });
-    }
-    patch
-}
-
-/// Writes `status` to `name`'s status subresource. The write is guarded by the
-/// resourceVersion the status was computed from; on a 409 (someone else wrote in between)
-/// the object is read again and the same status re-sent with the new version — this
-/// controller is the only author of status, so the newer write wins.
+/// Writes `status` to `name`'s status subresource by server-side apply, forcing ownership:
+/// this controller is the only author of status, so its write wins over any other.
+///
+/// Fields another manager owns survive an apply: those left by a merge-patch write (earlier
+/// Foresight versions, `kubectl edit --subresource=status`). When the stored status has any
+/// field this status lacks, one merge patch clears exactly those, so status always says
+/// what the last decision said.
 pub async fn write(
     api: &Api<EffectiveHorizontalPodAutoscaler>,
     name: &str,
     status: &EffectiveHorizontalPodAutoscalerStatus,
-    resource_version: Option<&str>,
     calls: &ApiCall,
 ) -> Result<(), StatusError> {
-    let mut version = resource_version.map(str::to_owned);
-    for _ in 0..=CONFLICT_RETRIES {
-        calls.record(Call::PatchStatus);
-        let patch = status_patch(status, version.as_deref());
-        match api
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            Ok(_) => return Ok(()),
-            Err(kube::Error::Api(e)) if e.code == 409 => {
-                calls.record(Call::GetStatus);
-                let fresh = api
-                    .get_status(name)
-                    .await
-                    .map_err(|source| StatusError::Write {
-                        name: name.to_owned(),
-                        source,
-                    })?;
-                version = fresh.metadata.resource_version;
-            }
-            Err(source) => {
-                return Err(StatusError::Write {
-                    name: name.to_owned(),
-                    source,
-                })
-            }
-        }
-    }
-    Err(StatusError::Conflict {
+    let failed = |source| StatusError::Write {
         name: name.to_owned(),
-        attempts: CONFLICT_RETRIES + 1,
-    })
+        source,
+    };
+    let body = status_apply(name, status);
+    calls.record(Call::PatchStatus);
+    let stored = api
+        .patch_status(
+            name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&body),
+        )
+        .await
+        .map_err(failed)?;
+    let stored = serde_json::to_value(stored.status).unwrap_or(Value::Null);
+    if let Some(clear) = leftovers(&stored, &body["status"]) {
+        calls.record(Call::PatchStatus);
+        let patch = json!({ "status": clear });
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// The merge patch that removes what `stored` has and `sent` lacks (`null` at each such
+/// field, nested objects followed; lists are replaced whole by an apply, so never differ
+/// this way), or `None` when there is nothing to remove.
+pub fn leftovers(stored: &Value, sent: &Value) -> Option<Value> {
+    let (Value::Object(stored), Value::Object(sent)) = (stored, sent) else {
+        return None;
+    };
+    let clear: serde_json::Map<String, Value> = stored
+        .iter()
+        .filter_map(|(key, value)| match sent.get(key) {
+            None => Some((key.clone(), Value::Null)),
+            Some(mine) => leftovers(value, mine).map(|inner| (key.clone(), inner)),
+        })
+        .collect();
+    (!clear.is_empty()).then_some(Value::Object(clear))
 }
 
 #[cfg(test)]
@@ -290,37 +269,32 @@ mod tests {
     }
 
     #[test]
-    fn the_patch_clears_absent_fields_and_carries_the_version() {
-        let p = status_patch(
-            &EffectiveHorizontalPodAutoscalerStatus::default(),
-            Some("7"),
-        );
-        assert_eq!(p["metadata"]["resourceVersion"], "7");
-        assert!(status_fields().len() >= 9);
-        for f in status_fields() {
-            assert!(p["status"].get(f).is_some(), "{f}");
-        }
+    fn the_apply_names_the_object_and_carries_the_whole_status() {
+        let body = status_apply("web", &status(0, "50%"));
+        assert_eq!(body["apiVersion"], "autoscaling.foresight.dev/v1alpha1");
+        assert_eq!(body["kind"], "EffectiveHorizontalPodAutoscaler");
+        assert_eq!(body["metadata"]["name"], "web");
+        assert_eq!(body["status"]["currentReplicas"], 3);
+        assert!(body["status"].get("fallback").is_none(), "absent, not null");
     }
 
     #[test]
-    // The update stays so that a field added to the status type does not break this test.
-    #[allow(clippy::needless_update)]
-    fn the_field_list_covers_every_status_field() {
-        let full = EffectiveHorizontalPodAutoscalerStatus {
-            observed_generation: Some(1),
-            current_replicas: Some(1),
-            desired_replicas: Some(1),
-            expect_replicas: Some(1),
-            last_scale_time: Some(ts(0)),
-            current_metrics: vec![MetricStatus::default()],
-            conditions: vec![Condition::default()],
-            last_decision: Some(DecisionRecord::default()),
-            history: Some(ScalingHistory::default()),
-            ..Default::default()
-        };
-        let v = serde_json::to_value(&full).unwrap();
-        for key in v.as_object().unwrap().keys() {
-            assert!(status_fields().contains(key), "{key}");
-        }
+    fn leftovers_are_what_the_stored_status_has_beyond_the_sent_one() {
+        let sent = json!({"currentReplicas": 3, "lastDecision": {"desired": 3}});
+        assert_eq!(leftovers(&sent, &sent), None);
+        let stored = json!({
+            "currentReplicas": 3,
+            "fallback": {"active": true},
+            "lastDecision": {"desired": 3, "error": "old"},
+            "conditions": [{"type": "Ready"}],
+        });
+        assert_eq!(
+            leftovers(&stored, &sent),
+            Some(json!({
+                "fallback": null,
+                "lastDecision": {"error": null},
+                "conditions": null,
+            }))
+        );
     }
 }

@@ -48,6 +48,9 @@ fn at(offset_secs: i64) -> Timestamp {
 // ---------------------------------------------------------------------------------------
 // The scripted API server.
 
+/// An answer made from the request body.
+type Respond = Box<dyn Fn(&Value) -> Value + Send>;
+
 /// One expected request and the answer to it.
 struct Step {
     method: Method,
@@ -59,6 +62,8 @@ struct Step {
     body: Box<dyn Fn(&Value) + Send>,
     status: StatusCode,
     response: Value,
+    /// Answers with what this makes of the request body instead of `response`.
+    respond: Option<Respond>,
 }
 
 impl Step {
@@ -70,6 +75,7 @@ impl Step {
             body: Box::new(|b| assert!(b.is_null(), "unexpected body {b}")),
             status,
             response,
+            respond: None,
         }
     }
 
@@ -100,6 +106,15 @@ impl Step {
         }
     }
 
+    /// A server-side apply of an autoscaler's status; the API server answers with the
+    /// object as stored (here: nothing beyond what was applied).
+    fn apply_status(uri: impl Into<String>, check: impl Fn(&Value) + Send + 'static) -> Step {
+        Step {
+            content_type: Some("application/apply-patch+yaml"),
+            ..Step::merge_patch(uri, check)
+        }
+    }
+
     fn post(uri: impl Into<String>, check: impl Fn(&Value) + Send + 'static) -> Step {
         Step {
             content_type: Some("application/json"),
@@ -111,6 +126,11 @@ impl Step {
     fn answer(mut self, status: StatusCode, response: Value) -> Step {
         self.status = status;
         self.response = response;
+        self
+    }
+
+    fn answer_with(mut self, respond: impl Fn(&Value) -> Value + Send + 'static) -> Step {
+        self.respond = Some(Box::new(respond));
         self
     }
 }
@@ -152,11 +172,15 @@ async fn serve(mut handle: Handle, steps: Vec<Step>) -> Vec<Value> {
             serde_json::from_slice(&bytes).unwrap()
         };
         (step.body)(&body);
+        let response = match &step.respond {
+            Some(respond) => respond(&body),
+            None => step.response,
+        };
         bodies.push(body);
         let resp = Response::builder()
             .status(step.status)
             .header(http::header::CONTENT_TYPE, "application/json")
-            .body(Body::from(serde_json::to_vec(&step.response).unwrap()))
+            .body(Body::from(serde_json::to_vec(&response).unwrap()))
             .unwrap();
         send.send_response(resp);
     }
@@ -241,8 +265,13 @@ const OBJECT: &str =
 const DEPLOYMENT_SCALE: &str = "/apis/apps/v1/namespaces/shop/deployments/web/scale";
 const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/shop/events?";
 
+/// Where `name`'s status is applied (server-side apply as `foresight`, forcing ownership).
+fn status_uri_of(name: &str) -> String {
+    format!("{AUTOSCALERS}{name}/status?&force=true&fieldManager=foresight")
+}
+
 fn status_uri() -> String {
-    format!("{OBJECT}/status?")
+    status_uri_of("web")
 }
 
 fn scale_response(replicas: i32) -> Value {
@@ -371,15 +400,9 @@ async fn run(
     bodies
 }
 
-/// What the API server stores after a merge patch of `status` onto an empty status: `null`
-/// removes a field.
+/// What the API server stores after this manager applied `status`: exactly that.
 fn stored(status: Value) -> Value {
-    match status {
-        Value::Object(map) => {
-            Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
-        }
-        other => other,
-    }
+    status
 }
 
 fn condition<'a>(status: &'a Value, type_: &str) -> &'a Value {
@@ -458,8 +481,8 @@ async fn scale_up_through_discovery_and_the_scale_subresource() {
                 "New size: 4; reason: cpu resource utilization (percentage of request) above target",
             ),
         ),
-        Step::merge_patch(status_uri(), |b| {
-            assert_eq!(b["metadata"]["resourceVersion"], "7");
+        Step::apply_status(status_uri(), |b| {
+            assert_eq!(b["metadata"], json!({"name": "web"}), "no version: the apply wins");
             let s = &b["status"];
             assert_eq!(s["currentReplicas"], 2);
             assert_eq!(s["desiredReplicas"], 4);
@@ -495,7 +518,7 @@ async fn scale_down_is_held_by_stabilization_and_steady_state_writes_nothing() {
     let keep = written.clone();
     let steps = vec![
         Step::get(POD_METRICS, pod_metrics(5, "100m")),
-        Step::merge_patch(status_uri(), move |b| {
+        Step::apply_status(status_uri(), move |b| {
             let s = &b["status"];
             assert_eq!(s["currentReplicas"], 5);
             assert_eq!(s["desiredReplicas"], 5);
@@ -554,7 +577,7 @@ async fn preview_records_without_scaling_and_holds_specific_replicas() {
     );
     let steps = vec![
         Step::get(POD_METRICS, pod_metrics(2, "900m")),
-        Step::merge_patch(status_uri(), |b| {
+        Step::apply_status(status_uri(), |b| {
             let s = &b["status"];
             assert_eq!(s["currentReplicas"], 2);
             // What Auto would do.
@@ -590,7 +613,7 @@ async fn preview_records_without_scaling_and_holds_specific_replicas() {
                 "Preview strategy holds specificReplicas",
             ),
         ),
-        Step::merge_patch(status_uri(), |b| {
+        Step::apply_status(status_uri(), |b| {
             let s = &b["status"];
             assert_eq!(s["desiredReplicas"], 4);
             assert_eq!(s["lastScaleTime"], T0);
@@ -639,7 +662,7 @@ async fn a_failed_metrics_api_holds_and_is_reported_once() {
                 "invalid metrics (1 invalid out of 1)",
             ),
         ),
-        Step::merge_patch(status_uri(), move |b| {
+        Step::apply_status(status_uri(), move |b| {
             let s = &b["status"];
             let active = condition(s, "ScalingActive");
             assert_eq!(active["status"], "False");
@@ -670,13 +693,24 @@ async fn a_failed_metrics_api_holds_and_is_reported_once() {
     assert_eq!(telemetry.requests(Call::PatchScale), 0);
 }
 
-/// Another writer changed the object between our read and our status write: the API
-/// answers 409; the controller reads the object again and re-sends with the new version.
+/// A field another manager wrote (an earlier version's merge patch) survives the apply; the
+/// controller sees it in the stored object and clears exactly that field, once.
 #[tokio::test]
-async fn a_conflicting_status_write_is_retried_with_the_new_version() {
+async fn fields_left_by_another_writer_are_cleared_after_the_apply() {
     let world = World::new().deployment(2);
     let obj = autoscaler(cpu_spec(json!({})), Value::Null, "30");
-    let fresh = serde_json::to_value(autoscaler(cpu_spec(json!({})), Value::Null, "31")).unwrap();
+    let left_over = |body: &Value| {
+        let mut stored = json!({
+            "apiVersion": "autoscaling.foresight.dev/v1alpha1",
+            "kind": "EffectiveHorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": NS},
+            "spec": {},
+            "status": body["status"].clone(),
+        });
+        stored["status"]["fallback"] =
+            json!({"failingSince": T0, "failedSyncs": 3, "active": true});
+        stored
+    };
     let steps = vec![
         Step::get(POD_METRICS, pod_metrics(2, "900m")),
         Step::merge_patch(format!("{DEPLOYMENT_SCALE}?"), |b| {
@@ -687,21 +721,15 @@ async fn a_conflicting_status_write_is_retried_with_the_new_version() {
             EVENTS,
             event_check("Normal", "SuccessfulRescale", "New size: 4"),
         ),
-        Step::merge_patch(status_uri(), |b| {
-            assert_eq!(b["metadata"]["resourceVersion"], "30");
-        })
-        .answer(
-            StatusCode::CONFLICT,
-            api_error(
-                409,
-                "Conflict",
-                "Operation cannot be fulfilled: the object has been modified",
-            ),
-        ),
-        Step::get(format!("{OBJECT}/status"), fresh),
-        Step::merge_patch(status_uri(), |b| {
-            assert_eq!(b["metadata"]["resourceVersion"], "31");
+        Step::apply_status(status_uri(), |b| {
+            assert_eq!(b["metadata"], json!({"name": "web"}));
+            assert!(b["metadata"].get("resourceVersion").is_none());
             assert_eq!(b["status"]["desiredReplicas"], 4);
+            assert!(b["status"].get("fallback").is_none());
+        })
+        .answer_with(left_over),
+        Step::merge_patch(format!("{OBJECT}/status?"), |b| {
+            assert_eq!(b, &json!({"status": {"fallback": null}}));
         }),
     ];
     reconcile_once(&obj, &world, t0(), steps).await;
@@ -727,7 +755,7 @@ async fn a_restart_restores_rate_limits_from_status() {
     );
     let steps = vec![
         Step::get(POD_METRICS, pod_metrics(3, "900m")),
-        Step::merge_patch(status_uri(), |b| {
+        Step::apply_status(status_uri(), |b| {
             let s = &b["status"];
             assert_eq!(s["desiredReplicas"], 3);
             assert_eq!(condition(s, "ScalingLimited")["status"], "True");
@@ -751,7 +779,7 @@ async fn a_restart_restores_rate_limits_from_status() {
             EVENTS,
             event_check("Normal", "SuccessfulRescale", "New size: 4"),
         ),
-        Step::merge_patch(status_uri(), |b| {
+        Step::apply_status(status_uri(), |b| {
             let s = &b["status"];
             assert_eq!(s["desiredReplicas"], 4);
             let up = s["history"]["scaleUpEvents"].as_array().unwrap();
@@ -771,7 +799,7 @@ async fn two_autoscalers_on_one_workload_both_report_the_conflict() {
     b.metadata.name = Some("web-2".into());
     let (svc, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let conflict = |name: &'static str, other: &'static str| {
-        Step::merge_patch(format!("{AUTOSCALERS}{name}/status?"), move |body| {
+        Step::apply_status(status_uri_of(name), move |body| {
             let active = condition(&body["status"], "ScalingActive");
             assert_eq!(active["status"], "False");
             assert_eq!(active["reason"], "AmbiguousSelector");
@@ -795,7 +823,7 @@ async fn two_autoscalers_on_one_workload_both_report_the_conflict() {
     let steps = vec![
         // The first to sync sees no one else yet.
         Step::get(POD_METRICS, pod_metrics(2, "150m")),
-        Step::merge_patch(status_uri(), |_| {}),
+        Step::apply_status(status_uri(), |_| {}),
         Step::post(EVENTS, event("shop/web")),
         failed(),
         conflict("web-2", "shop/web"),
@@ -881,7 +909,7 @@ async fn custom_and_external_metrics_use_the_aggregated_api_paths() {
         })
         .answer(StatusCode::OK, scale_response(4)),
         Step::post(EVENTS, event_check("Normal", "SuccessfulRescale", "pods metric http_requests above target")),
-        Step::merge_patch(status_uri(), |b| {
+        Step::apply_status(status_uri(), |b| {
             let m = &b["status"]["currentMetrics"];
             assert_eq!(m[0]["pods"]["current"]["averageValue"], "20");
             assert_eq!(m[1]["object"]["current"]["value"], "150");
@@ -1030,7 +1058,7 @@ async fn a_prometheus_metric_is_queried_and_scales_the_workload() {
             EVENTS,
             event_check("Normal", "SuccessfulRescale", "New size: 4"),
         ),
-        Step::merge_patch(status_uri(), |b| {
+        Step::apply_status(status_uri(), |b| {
             let s = &b["status"];
             assert_eq!(s["desiredReplicas"], 4);
             assert_eq!(condition(s, "ScalingActive")["status"], "True");
@@ -1094,7 +1122,7 @@ async fn without_prometheus_the_metric_fails_and_prediction_says_how_to_configur
                 "invalid metrics (1 invalid out of 2)",
             ),
         ),
-        Step::merge_patch(status_uri(), |b| {
+        Step::apply_status(status_uri(), |b| {
             let s = &b["status"];
             // No scale-down on partial data: the script has no scale request, and Kubernetes
             // keeps the previous desired count (none yet).
@@ -1163,7 +1191,7 @@ async fn a_forecast_peak_scales_up_before_the_load_arrives() {
             let note = b["note"].as_str().unwrap_or_default();
             assert!(note.contains(&format!("New size: {expected}")), "{note}");
         }),
-        Step::merge_patch(status_uri(), move |b| {
+        Step::apply_status(status_uri(), move |b| {
             let s = &b["status"];
             let predicted = condition(s, "PredictionReady");
             assert_eq!(predicted["status"], "True", "{predicted}");
@@ -1234,7 +1262,7 @@ async fn a_failing_history_demotes_prediction_and_the_observed_metric_decides() 
             EVENTS,
             event_check("Normal", "SuccessfulRescale", "New size: 3"),
         ),
-        Step::merge_patch(status_uri(), |b| {
+        Step::apply_status(status_uri(), |b| {
             let s = &b["status"];
             assert_eq!(s["desiredReplicas"], 3);
             let predicted = condition(s, "PredictionReady");
@@ -1276,7 +1304,7 @@ async fn the_reconcile_never_waits_for_a_forecast() {
         .await;
     let world = World::new().deployment(2);
     let obj = autoscaler(predicted_rps_spec(), Value::Null, "110");
-    let steps = vec![Step::merge_patch(status_uri(), |b| {
+    let steps = vec![Step::apply_status(status_uri(), |b| {
         let s = &b["status"];
         assert_eq!(s["desiredReplicas"], 2);
         let predicted = condition(s, "PredictionReady");
@@ -1337,7 +1365,7 @@ async fn turning_prediction_off_forgets_the_forecasts() {
         "121",
     );
     off.metadata.generation = Some(2);
-    let steps = vec![Step::merge_patch(status_uri(), |b| {
+    let steps = vec![Step::apply_status(status_uri(), |b| {
         let s = &b["status"];
         assert_eq!(s["observedGeneration"], 2);
         let conditions = s["conditions"].as_array().unwrap();
@@ -1367,9 +1395,9 @@ async fn a_deleted_autoscaler_is_forgotten_everywhere() {
     let steps = vec![
         // 5 pods at 60% of request against 60%: both hold at 5.
         Step::get(POD_METRICS, pod_metrics(5, "300m")),
-        Step::merge_patch(status_uri(), |_| {}),
+        Step::apply_status(status_uri(), |_| {}),
         Step::get(POD_METRICS, pod_metrics(5, "300m")),
-        Step::merge_patch(format!("{AUTOSCALERS}api/status?"), |_| {}),
+        Step::apply_status(status_uri_of("api"), |_| {}),
     ];
     let (svc, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let server = tokio::spawn(serve(handle, steps));

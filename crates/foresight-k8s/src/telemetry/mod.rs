@@ -48,8 +48,6 @@ pub enum Call {
     Discovery,
     /// PATCH of an autoscaler's `/status`.
     PatchStatus,
-    /// GET of an autoscaler (to retry a conflicting status write).
-    GetStatus,
     /// POST of an `events.k8s.io` Event.
     CreateEvent,
     /// LIST of a namespace's PodMetrics.
@@ -69,7 +67,6 @@ impl Call {
             Call::PatchScale => ("patch", "scale"),
             Call::Discovery => ("get", "discovery"),
             Call::PatchStatus => ("patch", "effectivehorizontalpodautoscalers/status"),
-            Call::GetStatus => ("get", "effectivehorizontalpodautoscalers"),
             Call::CreateEvent => ("create", "events"),
             Call::ListPodMetrics => ("list", "pods.metrics.k8s.io"),
             Call::GetCustomMetric => ("get", "custom.metrics.k8s.io"),
