@@ -18,14 +18,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use foresight_api::status::ScalingHistory;
+use foresight_api::status::{EffectiveHorizontalPodAutoscalerStatus, ScalingHistory};
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::decision::{
-    decide, invalid_spec, reads_metrics, Event, MetricObservation, Observation, ScaleOutcome,
+    decide, invalid_spec, reads_metrics, Decision, Event, MetricObservation, Observation,
+    Reconciled, ScaleOutcome,
 };
 use foresight_core::forecasting::{self, ForecastInput};
 use foresight_core::history;
 use foresight_core::pause::Pause;
+use foresight_core::proposals::Scale;
 use foresight_sim::evaluation::Assumptions;
 use jiff::Timestamp;
 use kube::runtime::controller::Action;
@@ -42,7 +44,7 @@ use crate::pods::PodCache;
 use crate::sources::{MetricSources, Readings};
 use crate::status::{self, StatusError};
 use crate::target::ScaleClient;
-use crate::telemetry::{DecisionLabels, Telemetry};
+use crate::telemetry::{ApiCall, DecisionLabels, Telemetry};
 use foresight_api::selector::Selector;
 use foresight_api::EffectiveHorizontalPodAutoscaler;
 
@@ -89,6 +91,23 @@ pub struct Memory {
     /// The spec compiled at the generation it was compiled for: a spec changes only with
     /// its generation, so syncs in between reuse it instead of validating it again.
     pub compiled: Option<(i64, Arc<Autoscaler>)>,
+}
+
+impl Memory {
+    /// What is remembered at first sight (a start, a change of leadership): the history
+    /// status carries, so windows and rate limits survive restarts.
+    fn restored(prior: &EffectiveHorizontalPodAutoscalerStatus, now: Timestamp) -> Memory {
+        Memory {
+            history: prior
+                .history
+                .as_ref()
+                .map(|h| history::restore(h, now))
+                .unwrap_or_default(),
+            last_write: status::written_at(prior),
+            last_events: Vec::new(),
+            compiled: None,
+        }
+    }
 }
 
 /// Per-autoscaler memory. A reconcile takes its entry out and puts it back; the controller
@@ -287,125 +306,65 @@ pub fn error_policy(
     Action::requeue(ctx.settings.sync_period())
 }
 
-/// One reconcile; says after how long to sync again.
+/// One reconcile; says after how long to sync again. The autoscaler's memory is taken out
+/// once and put back once, whichever way the sync ends.
 async fn reconcile_inner(
     obj: &EffectiveHorizontalPodAutoscaler,
     ctx: &ReconcileContext,
     key: &AutoscalerKey,
 ) -> Result<Duration, ReconcileError> {
-    let (ns, name) = (&key.namespace, &key.name);
     let now = (ctx.clock)();
-    let calls = ctx.telemetry.calls();
     let prior = obj.status.clone().unwrap_or_default();
-    let mut memory = ctx.memories.take(key).unwrap_or_else(|| Memory {
-        // First sight (start, leadership change): restore the history status carries.
-        history: prior
-            .history
-            .as_ref()
-            .map(|h| history::restore(h, now))
-            .unwrap_or_default(),
-        last_write: status::written_at(&prior),
-        last_events: Vec::new(),
-        compiled: None,
-    });
-    let api: Api<EffectiveHorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), ns);
-    let regarding = obj.object_ref(&());
+    let mut memory = ctx
+        .memories
+        .take(key)
+        .unwrap_or_else(|| Memory::restored(&prior, now));
+    let result = sync(obj, ctx, key, &prior, &mut memory, now).await;
+    ctx.memories.put(key, memory);
+    result
+}
 
-    let generation = obj.metadata.generation;
-    let cached = memory
-        .compiled
-        .as_ref()
-        .filter(|(at, _)| Some(*at) == generation)
-        .map(|(_, a)| Arc::clone(a));
-    let compiled = match cached {
-        Some(a) => Ok(a),
-        None => Autoscaler::new(ns, name, &obj.spec, &ctx.settings.core).map(Arc::new),
-    };
-    let autoscaler = match compiled {
-        Ok(a) => {
-            memory.compiled = generation.map(|g| (g, Arc::clone(&a)));
-            a
-        }
-        Err(errors) => {
-            // Nothing is predicted for a spec that does not compile.
-            if let Some(cache) = &ctx.forecasts {
-                cache.remove(key);
-            }
-            let message = errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ");
-            let result = report_invalid_spec(obj, ctx, &api, &mut memory, &message, now).await;
-            ctx.memories.put(key, memory);
+/// Compile, observe, decide, act, record.
+async fn sync(
+    obj: &EffectiveHorizontalPodAutoscaler,
+    ctx: &ReconcileContext,
+    key: &AutoscalerKey,
+    prior: &EffectiveHorizontalPodAutoscalerStatus,
+    memory: &mut Memory,
+    now: Timestamp,
+) -> Result<Duration, ReconcileError> {
+    let calls = ctx.telemetry.calls();
+    let api: Api<EffectiveHorizontalPodAutoscaler> =
+        Api::namespaced(ctx.client.clone(), &key.namespace);
+    let autoscaler = match compile(obj, ctx, key, memory) {
+        Ok(a) => a,
+        Err(message) => {
+            let written = report_invalid_spec(obj, ctx, &api, memory, &message, now).await;
             ctx.telemetry.autoscalers.record_invalid(key);
-            result?;
+            written?;
             return Ok(ctx.settings.sync_period());
         }
     };
-    let period = Duration::from_secs(autoscaler.settings.sync_period_seconds.max(1) as u64);
-
     if !ctx.pods.is_ready() {
         // Without the first pod list every workload looks podless; wait rather than decide
         // on that.
-        ctx.memories.put(key, memory);
         return Ok(ctx.settings.cache_wait);
     }
 
-    // The spec changed since status last recorded it (or status was never written).
-    let spec_changed = obj.metadata.generation != prior.observed_generation;
-    let proposing = foresight_sim::runner::prediction_proposing(&prior);
-    let mut observation =
-        observe(ctx, &autoscaler, key, spec_changed, proposing, now, &calls).await;
-    observation.pause = Pause::from_annotations(
-        obj.metadata
-            .annotations
-            .iter()
-            .flatten()
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-    );
-    observation.created = obj.metadata.creation_timestamp.as_ref().map(|t| t.0);
-    let decision = decide(
-        &autoscaler,
-        &observation,
-        prior.clone(),
-        std::mem::take(&mut memory.history),
-        now,
-    );
-
-    let outcome = match decision.scale_to {
-        None => ScaleOutcome::NotAttempted,
-        Some(n) => match ctx.scales.write(ns, &autoscaler.target, n, &calls).await {
-            Ok(()) => {
-                tracing::info!(
-                    from = decision.current_replicas,
-                    to = n,
-                    reason = %decision.rescale_reason,
-                    "rescaled {} from {} to {n}",
-                    autoscaler.target_reference(),
-                    decision.current_replicas,
-                );
-                ScaleOutcome::Applied { at: (ctx.clock)() }
-            }
-            Err(e) => ScaleOutcome::Failed(e.to_string()),
-        },
+    let observation = observe(ctx, obj, &autoscaler, key, prior, now, &calls).await;
+    let history = std::mem::take(&mut memory.history);
+    let decision = decide(&autoscaler, &observation, prior.clone(), history, now);
+    let outcome = rescale(ctx, &autoscaler, &decision, &calls).await;
+    let labels = DecisionLabels {
+        direction: decision.direction().to_owned(),
+        reason: decision.shaped_by().to_owned(),
     };
-    let direction = decision.direction();
-    let reason = decision.shaped_by().to_owned();
     let reconciled = decision.finish(&autoscaler, outcome);
-
-    let mut new_status = reconciled.status;
-    new_status.observed_generation = obj.metadata.generation;
-    let persisted = history::for_status(&reconciled.history, &autoscaler, now);
-    new_status.history = if history::needs_write(prior.history.as_ref(), &persisted) {
-        Some(persisted)
-    } else {
-        prior.history.clone()
-    };
+    let new_status = status_after(obj, prior, &reconciled, &autoscaler, now);
 
     ctx.events
         .publish(
-            &regarding,
+            &obj.object_ref(&()),
             &reconciled.events,
             &mut memory.last_events,
             &calls,
@@ -419,136 +378,252 @@ async fn reconcile_inner(
         }
         None => ctx.decision_errors.clear(key),
     }
-    ctx.telemetry
-        .decisions
-        .get_or_create(&DecisionLabels {
-            direction: direction.to_owned(),
-            reason,
-        })
-        .inc();
-
+    ctx.telemetry.decisions.get_or_create(&labels).inc();
     ctx.telemetry
         .autoscalers
-        .record(&autoscaler, name, &new_status);
-
+        .record(&autoscaler, &key.name, &new_status);
     memory.history = reconciled.history;
-    let write = status::should_write(
-        &prior,
+
+    if status::should_write(
+        prior,
         &new_status,
         memory.last_write,
         now,
         ctx.settings.status_refresh,
-    );
-    let written = if write {
-        status::write(&api, name, &new_status, &calls)
-            .await
-            .map(|()| {
-                memory.last_write = Some(now);
-            })
-    } else {
-        Ok(())
-    };
-    ctx.memories.put(key, memory);
-    written?;
+    ) {
+        status::write(&api, &key.name, &new_status, &calls).await?;
+        memory.last_write = Some(now);
+    }
     ctx.reconcile_errors.clear(key);
-    Ok(period)
+    let period = autoscaler
+        .settings
+        .sync_period_seconds
+        .max(1)
+        .unsigned_abs();
+    Ok(Duration::from_secs(period))
 }
 
-/// Reads the world for one decision.
-#[allow(clippy::too_many_arguments)]
+/// The spec compiled, reused while the object's generation is the one it was compiled at;
+/// or every error of a spec that does not compile, in one message (and nothing is predicted
+/// for it).
+fn compile(
+    obj: &EffectiveHorizontalPodAutoscaler,
+    ctx: &ReconcileContext,
+    key: &AutoscalerKey,
+    memory: &mut Memory,
+) -> Result<Arc<Autoscaler>, String> {
+    let generation = obj.metadata.generation;
+    if let Some((at, compiled)) = &memory.compiled {
+        if Some(*at) == generation {
+            return Ok(Arc::clone(compiled));
+        }
+    }
+    match Autoscaler::new(&key.namespace, &key.name, &obj.spec, &ctx.settings.core) {
+        Ok(a) => {
+            let a = Arc::new(a);
+            memory.compiled = generation.map(|g| (g, Arc::clone(&a)));
+            Ok(a)
+        }
+        Err(errors) => {
+            if let Some(cache) = &ctx.forecasts {
+                cache.remove(key);
+            }
+            Err(errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "))
+        }
+    }
+}
+
+/// Writes the scale the decision asks for, if any.
+async fn rescale(
+    ctx: &ReconcileContext,
+    autoscaler: &Autoscaler,
+    decision: &Decision,
+    calls: &ApiCall,
+) -> ScaleOutcome {
+    let Some(n) = decision.scale_to else {
+        return ScaleOutcome::NotAttempted;
+    };
+    let ns = &autoscaler.namespace;
+    match ctx.scales.write(ns, &autoscaler.target, n, calls).await {
+        Ok(()) => {
+            tracing::info!(
+                from = decision.current_replicas,
+                to = n,
+                reason = %decision.rescale_reason,
+                "rescaled {} from {} to {n}",
+                autoscaler.target_reference(),
+                decision.current_replicas,
+            );
+            ScaleOutcome::Applied { at: (ctx.clock)() }
+        }
+        Err(e) => ScaleOutcome::Failed(e.to_string()),
+    }
+}
+
+/// The status this sync leaves: the decision's, at the object's generation, with the
+/// history persisted only when a decision after a restart could see the difference.
+fn status_after(
+    obj: &EffectiveHorizontalPodAutoscaler,
+    prior: &EffectiveHorizontalPodAutoscalerStatus,
+    reconciled: &Reconciled,
+    autoscaler: &Autoscaler,
+    now: Timestamp,
+) -> EffectiveHorizontalPodAutoscalerStatus {
+    let mut status = reconciled.status.clone();
+    status.observed_generation = obj.metadata.generation;
+    let persisted = history::for_status(&reconciled.history, autoscaler, now);
+    status.history = if history::needs_write(prior.history.as_ref(), &persisted) {
+        Some(persisted)
+    } else {
+        prior.history.clone()
+    };
+    status
+}
+
+/// Reads the world for one decision: other autoscalers on the target, what prediction
+/// offers, the pause annotations, then the target's scale, pods and metrics.
 async fn observe(
     ctx: &ReconcileContext,
+    obj: &EffectiveHorizontalPodAutoscaler,
     autoscaler: &Arc<Autoscaler>,
-    me: &AutoscalerKey,
-    spec_changed: bool,
-    proposing: bool,
+    key: &AutoscalerKey,
+    prior: &EffectiveHorizontalPodAutoscalerStatus,
     now: Timestamp,
-    calls: &crate::telemetry::ApiCall,
+    calls: &ApiCall,
 ) -> Observation {
-    let ns = autoscaler.namespace.as_str();
-    let key = TargetKey::new(ns, &autoscaler.target);
-    let conflicts = ctx.targets.register(me, &key, |other| {
-        ctx.store
-            .get(&ObjectRef::new(other).within(ns))
-            .is_some_and(|o| TargetKey::new(ns, &o.spec.scale_target_ref) == key)
-    });
-    // What prediction offers comes from memory and is there even when the target is not.
-    let mut forecasts = forecast_inputs(ctx, autoscaler, spec_changed, now).into_iter();
-    let mut accuracy = ctx
-        .forecasts
-        .as_ref()
-        .map(|cache| cache.accuracy(autoscaler))
-        .unwrap_or_default()
-        .into_iter();
-    let mut learned = ctx
-        .forecasts
-        .as_ref()
-        .map(|cache| cache.learned(autoscaler))
-        .unwrap_or_default()
-        .into_iter();
+    // The spec changed since status last recorded it (or status was never written).
+    let spec_changed = obj.metadata.generation != prior.observed_generation;
+    let annotations = obj.metadata.annotations.iter().flatten();
     let mut observation = Observation {
-        conflicts,
-        metrics: autoscaler
-            .metrics
-            .iter()
-            .map(|_| {
-                let (headroom, evaluation) = learned.next().unwrap_or_default();
-                MetricObservation {
-                    forecast: forecasts.next().unwrap_or_default(),
-                    accuracy: accuracy.next().flatten(),
-                    headroom,
-                    evaluation,
-                    ..MetricObservation::default()
-                }
-            })
-            .collect(),
+        conflicts: conflicts(ctx, autoscaler, key),
+        // What prediction offers comes from memory and is there even when the target is not.
+        metrics: predicted(ctx, autoscaler, spec_changed, now),
+        pause: Pause::from_annotations(annotations.map(|(k, v)| (k.as_str(), v.as_str()))),
+        created: obj.metadata.creation_timestamp.as_ref().map(|t| t.0),
         ..Default::default()
     };
-    let scale = match ctx.scales.read(ns, &autoscaler.target, calls).await {
+    let scale = match ctx
+        .scales
+        .read(&key.namespace, &autoscaler.target, calls)
+        .await
+    {
         Ok(s) => s,
         Err(e) => {
             observation.scale = Err(e.to_string());
             return observation;
         }
     };
-    let selector = match Selector::parse(&scale.selector) {
-        Ok(s) => s,
-        Err(e) => {
-            // The decision reports it as Kubernetes does (ScalingActive=False, InvalidSelector).
-            observation.selector_error = Some(e.to_string());
-            observation.scale = Ok(scale);
-            return observation;
-        }
-    };
-    if reads_metrics(autoscaler, &scale, !observation.conflicts.is_empty()) {
-        observation.pods = ctx.pods.select(ns, &selector);
-        if let (Some(cache), Some(policy)) = (&ctx.forecasts, &autoscaler.prediction) {
-            // What the decision will assume of the workload, for the cache's headroom and
-            // replays.
-            let reach = forecasting::reach(
-                policy,
-                &observation.pods,
-                autoscaler.settings.sync_period_seconds,
-            );
-            cache.learn_about(
-                autoscaler,
-                Assumptions::from_pods(&observation.pods, reach.startup_seconds, proposing),
-            );
-        }
-        let Readings {
-            resource_metrics,
-            metrics,
-        } = ctx
-            .sources
-            .read(autoscaler, &selector, &scale.selector, now, calls)
-            .await;
-        observation.resource_metrics = resource_metrics;
-        for (seen, reading) in observation.metrics.iter_mut().zip(metrics) {
-            seen.reading = reading;
+    match Selector::parse(&scale.selector) {
+        // The decision reports it as Kubernetes does (ScalingActive=False, InvalidSelector).
+        Err(e) => observation.selector_error = Some(e.to_string()),
+        Ok(selector) => {
+            if reads_metrics(autoscaler, &scale, !observation.conflicts.is_empty()) {
+                let proposing = foresight_sim::runner::prediction_proposing(prior);
+                let workload = Workload {
+                    selector: &selector,
+                    scale: &scale,
+                    proposing,
+                };
+                read_metrics(ctx, autoscaler, &workload, now, calls, &mut observation).await;
+            }
         }
     }
     observation.scale = Ok(scale);
     observation
+}
+
+/// The other autoscalers (`namespace/name`) that target the same workload.
+fn conflicts(ctx: &ReconcileContext, autoscaler: &Autoscaler, me: &AutoscalerKey) -> Vec<String> {
+    let ns = autoscaler.namespace.as_str();
+    let target = TargetKey::new(ns, &autoscaler.target);
+    ctx.targets.register(me, &target, |other| {
+        ctx.store
+            .get(&ObjectRef::new(other).within(ns))
+            .is_some_and(|o| TargetKey::new(ns, &o.spec.scale_target_ref) == target)
+    })
+}
+
+/// What prediction offers each metric, in spec order: its forecast, the forecasts' accuracy,
+/// the learned headroom and self-evaluation's verdict.
+fn predicted(
+    ctx: &ReconcileContext,
+    autoscaler: &Autoscaler,
+    spec_changed: bool,
+    now: Timestamp,
+) -> Vec<MetricObservation> {
+    let mut forecasts = forecast_inputs(ctx, autoscaler, spec_changed, now).into_iter();
+    let (accuracy, learned) = match &ctx.forecasts {
+        Some(cache) => (cache.accuracy(autoscaler), cache.learned(autoscaler)),
+        None => Default::default(),
+    };
+    let (mut accuracy, mut learned) = (accuracy.into_iter(), learned.into_iter());
+    autoscaler
+        .metrics
+        .iter()
+        .map(|_| {
+            let (headroom, evaluation) = learned.next().unwrap_or_default();
+            MetricObservation {
+                forecast: forecasts.next().unwrap_or_default(),
+                accuracy: accuracy.next().flatten(),
+                headroom,
+                evaluation,
+                ..MetricObservation::default()
+            }
+        })
+        .collect()
+}
+
+/// The target as this sync found it, for reading its pods and metrics.
+struct Workload<'a> {
+    selector: &'a Selector,
+    scale: &'a Scale,
+    /// Whether prediction proposed in the status this sync started from.
+    proposing: bool,
+}
+
+/// Reads the target's pods and every metric into `observation`, and tells the forecast cache
+/// what the decision will assume of the workload (for its headroom and replays).
+async fn read_metrics(
+    ctx: &ReconcileContext,
+    autoscaler: &Arc<Autoscaler>,
+    workload: &Workload<'_>,
+    now: Timestamp,
+    calls: &ApiCall,
+    observation: &mut Observation,
+) {
+    observation.pods = ctx.pods.select(&autoscaler.namespace, workload.selector);
+    if let (Some(cache), Some(policy)) = (&ctx.forecasts, &autoscaler.prediction) {
+        let reach = forecasting::reach(
+            policy,
+            &observation.pods,
+            autoscaler.settings.sync_period_seconds,
+        );
+        cache.learn_about(
+            autoscaler,
+            Assumptions::from_pods(&observation.pods, reach.startup_seconds, workload.proposing),
+        );
+    }
+    let Readings {
+        resource_metrics,
+        metrics,
+    } = ctx
+        .sources
+        .read(
+            autoscaler,
+            workload.selector,
+            &workload.scale.selector,
+            now,
+            calls,
+        )
+        .await;
+    observation.resource_metrics = resource_metrics;
+    for (seen, reading) in observation.metrics.iter_mut().zip(metrics) {
+        seen.reading = reading;
+    }
 }
 
 /// What prediction offers each metric of `autoscaler` (empty when prediction is off): the
