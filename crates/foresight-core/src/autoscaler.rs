@@ -3,7 +3,7 @@
 
 use foresight_api::fallback::FallbackBehavior;
 use foresight_api::hpa::{
-    CrossVersionObjectReference, LabelSelector, MetricIdentifier, MetricSpec,
+    CrossVersionObjectReference, LabelSelector, MetricIdentifier, MetricSpec, MetricTarget,
 };
 use foresight_api::spec::{EffectiveHorizontalPodAutoscalerSpec, ScaleStrategy};
 use foresight_api::validation::FieldError;
@@ -122,18 +122,152 @@ pub struct Metric {
     friendly: String,
 }
 
+/// Reads a metric spec's quantities, noting each that does not convert with its path.
+struct Quantities<'a> {
+    path: &'a str,
+    errors: &'a mut Vec<FieldError>,
+}
+
+impl Quantities<'_> {
+    /// The quantity at `field` (below the metric) in thousandths, if present and convertible.
+    fn milli(&mut self, q: &Option<foresight_api::Quantity>, field: &str) -> Option<i64> {
+        let q = q.as_ref()?;
+        match q.milli_value() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let path = format!("{}.{field}", self.path);
+                self.errors
+                    .push(FieldError::invalid(path, q, e.to_string()));
+                None
+            }
+        }
+    }
+
+    /// A Resource or ContainerResource target: Kubernetes checks AverageValue before
+    /// Utilization.
+    fn resource_target(&mut self, t: &MetricTarget, at: &str) -> Target {
+        match (
+            self.milli(&t.average_value, &format!("{at}.averageValue")),
+            t.average_utilization,
+        ) {
+            (Some(v), _) => Target::AverageValue(v),
+            (None, Some(u)) => Target::Utilization(u),
+            (None, None) => Target::Unset,
+        }
+    }
+
+    /// An External or Prometheus target: AverageValue before Value, as for External in
+    /// Kubernetes.
+    fn value_target(&mut self, t: &MetricTarget, at: &str) -> Target {
+        let average = self.milli(&t.average_value, &format!("{at}.averageValue"));
+        let value = self.milli(&t.value, &format!("{at}.value"));
+        match (average, value) {
+            (Some(v), _) => Target::AverageValue(v),
+            (None, Some(v)) => Target::Value(v),
+            (None, None) => Target::Unset,
+        }
+    }
+
+    /// An Object target goes by its type.
+    fn object_target(&mut self, t: &MetricTarget, at: &str) -> Target {
+        match t.type_.as_str() {
+            "Value" => self
+                .milli(&t.value, &format!("{at}.value"))
+                .map(Target::Value),
+            "AverageValue" => self
+                .milli(&t.average_value, &format!("{at}.averageValue"))
+                .map(Target::AverageValue),
+            _ => None,
+        }
+        .unwrap_or(Target::Unset)
+    }
+
+    fn source(&mut self, spec: &MetricSpec) -> Metric {
+        let (source, target) = match spec.type_.as_str() {
+            "Resource" => spec.resource.as_ref().map(|r| {
+                let resource = ResourceName::from(r.name.as_str());
+                let target = self.resource_target(&r.target, "resource.target");
+                (
+                    MetricSource::Resource {
+                        resource,
+                        container: None,
+                    },
+                    target,
+                )
+            }),
+            "ContainerResource" => spec.container_resource.as_ref().map(|c| {
+                let resource = ResourceName::from(c.name.as_str());
+                let container = Some(c.container.clone());
+                let target = self.resource_target(&c.target, "containerResource.target");
+                (
+                    MetricSource::Resource {
+                        resource,
+                        container,
+                    },
+                    target,
+                )
+            }),
+            "Pods" => spec.pods.as_ref().map(|p| {
+                let target = self
+                    .milli(&p.target.average_value, "pods.target.averageValue")
+                    .map_or(Target::Unset, Target::AverageValue);
+                (
+                    MetricSource::Pods {
+                        metric: p.metric.clone(),
+                    },
+                    target,
+                )
+            }),
+            "Object" => spec.object.as_ref().map(|o| {
+                let source = MetricSource::Object {
+                    metric: o.metric.clone(),
+                    described_object: o.described_object.clone(),
+                };
+                (source, self.object_target(&o.target, "object.target"))
+            }),
+            "External" => spec.external.as_ref().map(|e| {
+                let target = self.value_target(&e.target, "external.target");
+                (
+                    MetricSource::External {
+                        metric: e.metric.clone(),
+                    },
+                    target,
+                )
+            }),
+            "Prometheus" => spec.prometheus.as_ref().map(|p| {
+                let source = MetricSource::Prometheus {
+                    name: p.name.clone(),
+                    query: p.query.clone(),
+                    history_query: p.history_query.clone().unwrap_or_else(|| p.query.clone()),
+                };
+                (source, self.value_target(&p.target, "prometheus.target"))
+            }),
+            _ => None,
+        }
+        .unwrap_or_else(|| {
+            let type_ = spec.type_.clone();
+            (MetricSource::Unknown { type_ }, Target::Unset)
+        });
+        Metric::new(source, target)
+    }
+}
+
 impl Metric {
-    /// Compiles a metric spec. Quantities that do not parse were rejected by validation; here
-    /// they leave the target unset, which the decision reports as Kubernetes does.
+    /// Compiles a metric spec. A quantity that does not convert leaves the target unset,
+    /// which the decision reports as Kubernetes does; [`Metric::compile_checked`] rejects it.
     pub fn compile(spec: &MetricSpec) -> Metric {
-        let mut m = Self::compile_source(spec);
+        Self::compile_checked(spec, "", &mut Vec::new())
+    }
+
+    /// Compiles the metric at `path` (`spec.metrics[i]`), adding to `errors` every quantity
+    /// that does not convert: the one place a metric's quantities are read, so what the
+    /// validator accepts is exactly what compiles.
+    pub fn compile_checked(spec: &MetricSpec, path: &str, errors: &mut Vec<FieldError>) -> Metric {
+        let mut read = Quantities { path, errors };
+        let mut m = read.source(spec);
         m.activation = foresight_api::idle::WAKING_METRIC_TYPES
             .contains(&spec.type_.as_str())
-            .then(|| {
-                spec.activation
-                    .as_ref()
-                    .map_or(0, |q| q.milli_value().unwrap_or(0))
-            });
+            .then(|| read.milli(&spec.activation, "activation").unwrap_or(0));
         m.name = m.describe_kubernetes();
         m.friendly = m.describe_readably();
         m
@@ -146,108 +280,6 @@ impl Metric {
             activation: None,
             name: String::new(),
             friendly: String::new(),
-        }
-    }
-
-    fn compile_source(spec: &MetricSpec) -> Metric {
-        let milli =
-            |q: &Option<foresight_api::Quantity>| q.as_ref().and_then(|q| q.milli_value().ok());
-        // Kubernetes checks AverageValue before Utilization for resources, and AverageValue
-        // before Value for external metrics; Object metrics go by the target's type.
-        let resource_target = |t: &foresight_api::hpa::MetricTarget| match (
-            milli(&t.average_value),
-            t.average_utilization,
-        ) {
-            (Some(v), _) => Target::AverageValue(v),
-            (None, Some(u)) => Target::Utilization(u),
-            (None, None) => Target::Unset,
-        };
-        let value_target =
-            |t: &foresight_api::hpa::MetricTarget| match (milli(&t.average_value), milli(&t.value))
-            {
-                (Some(v), _) => Target::AverageValue(v),
-                (None, Some(v)) => Target::Value(v),
-                (None, None) => Target::Unset,
-            };
-        let unknown = || {
-            Metric::new(
-                MetricSource::Unknown {
-                    type_: spec.type_.clone(),
-                },
-                Target::Unset,
-            )
-        };
-        match spec.type_.as_str() {
-            "Resource" => match &spec.resource {
-                Some(r) => Metric::new(
-                    MetricSource::Resource {
-                        resource: ResourceName::from(r.name.as_str()),
-                        container: None,
-                    },
-                    resource_target(&r.target),
-                ),
-                None => unknown(),
-            },
-            "ContainerResource" => match &spec.container_resource {
-                Some(c) => Metric::new(
-                    MetricSource::Resource {
-                        resource: ResourceName::from(c.name.as_str()),
-                        container: Some(c.container.clone()),
-                    },
-                    resource_target(&c.target),
-                ),
-                None => unknown(),
-            },
-            "Pods" => match &spec.pods {
-                Some(p) => Metric::new(
-                    MetricSource::Pods {
-                        metric: p.metric.clone(),
-                    },
-                    milli(&p.target.average_value)
-                        .map(Target::AverageValue)
-                        .unwrap_or(Target::Unset),
-                ),
-                None => unknown(),
-            },
-            "Object" => match &spec.object {
-                Some(o) => Metric::new(
-                    MetricSource::Object {
-                        metric: o.metric.clone(),
-                        described_object: o.described_object.clone(),
-                    },
-                    match o.target.type_.as_str() {
-                        "Value" => milli(&o.target.value)
-                            .map(Target::Value)
-                            .unwrap_or(Target::Unset),
-                        "AverageValue" => milli(&o.target.average_value)
-                            .map(Target::AverageValue)
-                            .unwrap_or(Target::Unset),
-                        _ => Target::Unset,
-                    },
-                ),
-                None => unknown(),
-            },
-            "External" => match &spec.external {
-                Some(e) => Metric::new(
-                    MetricSource::External {
-                        metric: e.metric.clone(),
-                    },
-                    value_target(&e.target),
-                ),
-                None => unknown(),
-            },
-            "Prometheus" => match &spec.prometheus {
-                Some(p) => Metric::new(
-                    MetricSource::Prometheus {
-                        name: p.name.clone(),
-                        query: p.query.clone(),
-                        history_query: p.history_query.clone().unwrap_or_else(|| p.query.clone()),
-                    },
-                    value_target(&p.target),
-                ),
-                None => unknown(),
-            },
-            _ => unknown(),
         }
     }
 
@@ -589,7 +621,11 @@ impl Autoscaler {
                 e,
             )]);
         }
-        let mut autoscaler = Self::compile_unchecked(namespace, name, spec, config);
+        let mut problems = Vec::new();
+        let mut autoscaler = Self::compile(namespace, name, spec, config, &mut problems);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
         if !spec.crons.is_empty() {
             let crons =
                 CronSet::compile(&spec.crons, &config.local_time_zone).map_err(|errors| {
@@ -615,6 +651,18 @@ impl Autoscaler {
         spec: &EffectiveHorizontalPodAutoscalerSpec,
         config: &ControllerConfig,
     ) -> Autoscaler {
+        // What does not convert stays unset, and the decision reports it as Kubernetes does.
+        Self::compile(namespace, name, spec, config, &mut Vec::new())
+    }
+
+    /// Compiles `spec`, adding to `problems` every value that does not convert.
+    fn compile(
+        namespace: &str,
+        name: &str,
+        spec: &EffectiveHorizontalPodAutoscalerSpec,
+        config: &ControllerConfig,
+        problems: &mut Vec<FieldError>,
+    ) -> Autoscaler {
         let mut spec = spec.clone();
         foresight_api::defaults::default_spec(&mut spec);
         // Validation has checked the predictor's settings; unusable ones predict nothing.
@@ -626,7 +674,7 @@ impl Autoscaler {
             .downscale_stabilization_window_seconds
             .map(i64::from)
             .unwrap_or(config.downscale_stabilization_seconds);
-        let tolerance = compile_tolerance(&spec, config.tolerance);
+        let tolerance = compile_tolerance(&spec, config.tolerance, problems);
         let readiness = Readiness {
             cpu_initialization_period: SignedDuration::from_secs(
                 spec.cpu_initialization_period_seconds
@@ -645,7 +693,12 @@ impl Autoscaler {
             target: spec.scale_target_ref.clone(),
             min_replicas: spec.min_replicas_or_default(),
             max_replicas: spec.max_replicas,
-            metrics: spec.metrics.iter().map(Metric::compile).collect(),
+            metrics: spec
+                .metrics
+                .iter()
+                .enumerate()
+                .map(|(i, m)| Metric::compile_checked(m, &format!("spec.metrics[{i}]"), problems))
+                .collect(),
             behavior: spec
                 .behavior
                 .as_ref()
@@ -692,21 +745,32 @@ impl Autoscaler {
 }
 
 /// The dead band: the object's `tolerance` (or the controller's), overridden per direction by
-/// `behavior.scaleUp/scaleDown.tolerance`.
-fn compile_tolerance(spec: &EffectiveHorizontalPodAutoscalerSpec, default: f64) -> Tolerance {
-    let base = spec
-        .tolerance
-        .as_ref()
-        .and_then(|q| q.as_f64().ok())
-        .unwrap_or(default);
-    let direction = |rules: Option<&foresight_api::hpa::HpaScalingRules>| {
-        rules
-            .and_then(|r| r.tolerance.as_ref())
-            .and_then(|q| q.as_f64().ok())
+/// `behavior.scaleUp/scaleDown.tolerance`. A tolerance that does not convert is a problem.
+fn compile_tolerance(
+    spec: &EffectiveHorizontalPodAutoscalerSpec,
+    default: f64,
+    problems: &mut Vec<FieldError>,
+) -> Tolerance {
+    let mut read = |q: Option<&foresight_api::Quantity>, path: &str| {
+        let q = q?;
+        q.as_f64()
+            .map_err(|e| problems.push(FieldError::invalid(path, q, e.to_string())))
+            .ok()
     };
+    let base = read(spec.tolerance.as_ref(), "spec.tolerance").unwrap_or(default);
     let behavior = spec.behavior.as_ref();
-    let up = direction(behavior.and_then(|b| b.scale_up.as_ref()));
-    let down = direction(behavior.and_then(|b| b.scale_down.as_ref()));
+    let up = read(
+        behavior
+            .and_then(|b| b.scale_up.as_ref())
+            .and_then(|r| r.tolerance.as_ref()),
+        "spec.behavior.scaleUp.tolerance",
+    );
+    let down = read(
+        behavior
+            .and_then(|b| b.scale_down.as_ref())
+            .and_then(|r| r.tolerance.as_ref()),
+        "spec.behavior.scaleDown.tolerance",
+    );
     if up.is_none() && down.is_none() {
         return Tolerance::symmetric(base);
     }
@@ -714,5 +778,35 @@ fn compile_tolerance(spec: &EffectiveHorizontalPodAutoscalerSpec, default: f64) 
         up: up.unwrap_or(base),
         down: down.unwrap_or(base),
         per_direction: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn external(value: &str) -> MetricSpec {
+        serde_json::from_value(serde_json::json!({
+            "type": "External",
+            "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": value}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_quantity_that_does_not_convert_is_a_problem_with_its_path() {
+        let mut problems = Vec::new();
+        let malformed = external("twelve");
+        let m = Metric::compile_checked(&malformed, "spec.metrics[2]", &mut problems);
+        assert_eq!(m.target, Target::Unset);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].field, "spec.metrics[2].external.target.value");
+        // Unchecked, the same metric compiles to an unset target, reported by the decision.
+        assert_eq!(Metric::compile(&malformed).target, Target::Unset);
+
+        let mut problems = Vec::new();
+        let m = Metric::compile_checked(&external("250m"), "spec.metrics[0]", &mut problems);
+        assert_eq!(m.target, Target::Value(250));
+        assert!(problems.is_empty());
     }
 }
