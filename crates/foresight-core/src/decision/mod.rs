@@ -287,164 +287,225 @@ pub fn decide(
     history: ScalingHistory,
     now: Timestamp,
 ) -> Decision {
-    let mut d = Decision {
-        time: now,
-        current_replicas: 0,
-        desired_replicas: status.desired_replicas.unwrap_or(0),
-        rescale: false,
-        scale_to: None,
-        rescale_reason: String::new(),
-        metric_statuses: None,
-        status,
-        events: Vec::new(),
-        history,
-        error: None,
-        scope: StatusScope::Full,
-        record: DecisionRecord {
-            time: now,
-            strategy: match autoscaler.strategy {
-                ScaleStrategy::Auto => "Auto",
-                ScaleStrategy::Preview => "Preview",
-            }
-            .to_owned(),
-            ..Default::default()
-        },
-    };
-
+    let mut d = Decision::begin(autoscaler, status, history, now);
     let scale = match &observation.scale {
         Err(e) => {
-            d.warn("FailedGetScale", e.clone());
-            d.set(
-                ABLE_TO_SCALE,
-                false,
-                "FailedGetScale",
-                &format!("the HPA controller was unable to get the target's current scale: {e}"),
-            );
-            d.error = Some(format!(
-                "failed to query scale subresource for {}: {e}",
-                autoscaler.target_reference()
-            ));
-            d.scope = StatusScope::ConditionsOnly;
-            d.record.summary = format!("cannot read the target's scale: {e}");
+            d.failed_get_scale(autoscaler, e);
             return d;
         }
         Ok(scale) => scale,
     };
-    d.set(
-        ABLE_TO_SCALE,
-        true,
-        "SucceededGetScale",
-        "the HPA controller was able to get the target's current scale",
-    );
-    let current = scale.spec_replicas;
-    d.current_replicas = current;
-    d.record.current_replicas = current;
-    // Kubernetes seeds the history with the current count the first time it sees the object.
-    if d.history.recommendations.is_empty() {
-        d.history.recommendations.push(Recommendation {
-            replicas: current,
-            timestamp: now,
-        });
+    d.got_scale(scale.spec_replicas, now);
+    let Some(desired) = d.desired(autoscaler, observation, scale, now) else {
+        d.hold_without_metrics(autoscaler, &observation.pause, scale.spec_replicas);
+        return d;
+    };
+    d.conclude(autoscaler, &observation.pause, scale.spec_replicas, desired);
+    d
+}
+
+impl Decision {
+    /// A decision at `now` that has observed nothing yet.
+    fn begin(
+        autoscaler: &Autoscaler,
+        status: EffectiveHorizontalPodAutoscalerStatus,
+        history: ScalingHistory,
+        now: Timestamp,
+    ) -> Decision {
+        Decision {
+            time: now,
+            current_replicas: 0,
+            desired_replicas: status.desired_replicas.unwrap_or(0),
+            rescale: false,
+            scale_to: None,
+            rescale_reason: String::new(),
+            metric_statuses: None,
+            status,
+            events: Vec::new(),
+            history,
+            error: None,
+            scope: StatusScope::Full,
+            record: DecisionRecord {
+                time: now,
+                strategy: match autoscaler.strategy {
+                    ScaleStrategy::Auto => "Auto",
+                    ScaleStrategy::Preview => "Preview",
+                }
+                .to_owned(),
+                ..Default::default()
+            },
+        }
     }
 
-    let min = autoscaler.active_min_replicas();
-    let max = autoscaler.max_replicas;
-    let mut desired;
-    let bounds = Bounds::of(autoscaler, current);
-    let idle = if scale.selector.is_empty() || !observation.conflicts.is_empty() {
-        None
-    } else {
-        d.idle(autoscaler, observation, current)
-    };
-    if let Some(to) = idle {
-        desired = to;
-        d.rescale = to != current;
-    } else if bounds == Bounds::ScalingDisabled {
-        d.set(
-            SCALING_ACTIVE,
+    /// The target's scale could not be read: only conditions change.
+    fn failed_get_scale(&mut self, autoscaler: &Autoscaler, e: &str) {
+        self.warn("FailedGetScale", e.to_owned());
+        self.set(
+            ABLE_TO_SCALE,
             false,
-            "ScalingDisabled",
-            "scaling is disabled since the replica count of the target is zero",
+            "FailedGetScale",
+            &format!("the HPA controller was unable to get the target's current scale: {e}"),
         );
-        desired = 0;
-        d.rescale = false;
-        d.record.summary = "scaling is disabled: the target has zero replicas".to_owned();
-    } else if bounds == Bounds::AboveMax {
-        desired = max;
-        d.rescale_reason = "Current number of replicas above Spec.MaxReplicas".to_owned();
-        d.rescale = true;
-        d.limit(
-            "bounds",
-            current,
-            max,
-            LimitReason::TooManyReplicas.reason(),
-            "current replicas above maxReplicas",
+        self.error = Some(format!(
+            "failed to query scale subresource for {}: {e}",
+            autoscaler.target_reference()
+        ));
+        self.scope = StatusScope::ConditionsOnly;
+        self.record.summary = format!("cannot read the target's scale: {e}");
+    }
+
+    fn got_scale(&mut self, current: i32, now: Timestamp) {
+        self.set(
+            ABLE_TO_SCALE,
+            true,
+            "SucceededGetScale",
+            "the HPA controller was able to get the target's current scale",
         );
-    } else if bounds == Bounds::BelowMin {
-        desired = min;
-        d.rescale_reason = "Current number of replicas below Spec.MinReplicas".to_owned();
-        d.rescale = true;
-        d.limit(
-            "bounds",
-            current,
-            min,
-            LimitReason::TooFewReplicas.reason(),
-            "current replicas below minReplicas",
-        );
-    } else {
-        let Some((recommended, name)) = d.recommend(autoscaler, observation, scale) else {
-            d.warn(
-                "FailedComputeMetricsReplicas",
-                d.error.clone().unwrap_or_default(),
-            );
-            let cause = d.error.take().unwrap_or_default();
-            d.error = Some(format!(
-                "failed to compute desired number of replicas based on listed metrics for {}: {cause}",
-                autoscaler.target_reference()
-            ));
-            d.scope = StatusScope::CurrentOnly;
-            d.record.desired_replicas = current;
-            d.record.summary = format!("hold at {current}: {cause}");
-            let held = d.pause(&observation.pause, current, current);
-            if held != current {
-                d.desired_replicas = held;
-                d.rescale = true;
-                d.scale_to = (autoscaler.strategy == ScaleStrategy::Auto).then_some(held);
-                d.record.desired_replicas = held;
-                d.record.summary = format!("scale {current} -> {held}: {}", d.rescale_reason);
-            }
-            return d;
-        };
-        desired = 0;
-        let mut rescale_metric = String::new();
-        if recommended > desired {
-            desired = recommended;
-            rescale_metric = name;
+        self.current_replicas = current;
+        self.record.current_replicas = current;
+        // Kubernetes seeds the history with the current count the first time it sees the
+        // object.
+        if self.history.recommendations.is_empty() {
+            self.history.recommendations.push(Recommendation {
+                replicas: current,
+                timestamp: now,
+            });
         }
+    }
+
+    /// The count before pausing: inactivity's, the bounds', or the metrics' after behavior;
+    /// `None` when no metric could be computed.
+    fn desired(
+        &mut self,
+        autoscaler: &Autoscaler,
+        observation: &Observation,
+        scale: &Scale,
+        now: Timestamp,
+    ) -> Option<i32> {
+        let current = scale.spec_replicas;
+        let idle = if scale.selector.is_empty() || !observation.conflicts.is_empty() {
+            None
+        } else {
+            self.idle(autoscaler, observation, current)
+        };
+        if let Some(to) = idle {
+            self.rescale = to != current;
+            return Some(to);
+        }
+        match Bounds::of(autoscaler, current) {
+            Bounds::ScalingDisabled => {
+                self.set(
+                    SCALING_ACTIVE,
+                    false,
+                    "ScalingDisabled",
+                    "scaling is disabled since the replica count of the target is zero",
+                );
+                self.rescale = false;
+                self.record.summary =
+                    "scaling is disabled: the target has zero replicas".to_owned();
+                Some(0)
+            }
+            Bounds::AboveMax => {
+                let max = autoscaler.max_replicas;
+                self.rescale_reason = "Current number of replicas above Spec.MaxReplicas".into();
+                self.rescale = true;
+                let reason = LimitReason::TooManyReplicas.reason();
+                self.limit(
+                    "bounds",
+                    current,
+                    max,
+                    reason,
+                    "current replicas above maxReplicas",
+                );
+                Some(max)
+            }
+            Bounds::BelowMin => {
+                let min = autoscaler.active_min_replicas();
+                self.rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
+                self.rescale = true;
+                let reason = LimitReason::TooFewReplicas.reason();
+                self.limit(
+                    "bounds",
+                    current,
+                    min,
+                    reason,
+                    "current replicas below minReplicas",
+                );
+                Some(min)
+            }
+            Bounds::Within => self.metrics_decide(autoscaler, observation, scale, now),
+        }
+    }
+
+    /// The metrics' recommendation, shaped by behavior (or the legacy limits).
+    fn metrics_decide(
+        &mut self,
+        autoscaler: &Autoscaler,
+        observation: &Observation,
+        scale: &Scale,
+        now: Timestamp,
+    ) -> Option<i32> {
+        let current = scale.spec_replicas;
+        let (recommended, metric) = self.recommend(autoscaler, observation, scale)?;
+        let desired = recommended.max(0);
         if desired > current {
-            d.rescale_reason = format!("{rescale_metric} above target");
+            let metric = if recommended > 0 {
+                metric
+            } else {
+                String::new()
+            };
+            self.rescale_reason = format!("{metric} above target");
         }
         if desired < current {
-            d.rescale_reason = "All metrics below target".to_owned();
+            self.rescale_reason = "All metrics below target".to_owned();
         }
-        d.record.recommendation = Some(desired);
-        desired = d.normalize(autoscaler, current, desired, now);
-        d.rescale = desired != current;
+        self.record.recommendation = Some(desired);
+        let desired = self.normalize(autoscaler, current, desired, now);
+        self.rescale = desired != current;
+        Some(desired)
     }
-    desired = d.pause(&observation.pause, current, desired);
-    d.rescale = desired != current && (d.rescale || observation.pause.any());
 
-    d.desired_replicas = desired;
-    d.scale_to = match autoscaler.strategy {
-        ScaleStrategy::Auto => d.rescale.then_some(desired),
-        ScaleStrategy::Preview => autoscaler.specific_replicas.filter(|n| *n != current),
-    };
-    d.record.desired_replicas = desired;
-    d.record.rescale = d.rescale;
-    if d.record.summary.is_empty() {
-        d.record.summary = d.summary(autoscaler);
+    /// No metric could be computed: hold at the current count (unless a pause says
+    /// otherwise), and say why.
+    fn hold_without_metrics(&mut self, autoscaler: &Autoscaler, pause: &Pause, current: i32) {
+        self.warn(
+            "FailedComputeMetricsReplicas",
+            self.error.clone().unwrap_or_default(),
+        );
+        let cause = self.error.take().unwrap_or_default();
+        self.error = Some(format!(
+            "failed to compute desired number of replicas based on listed metrics for {}: {cause}",
+            autoscaler.target_reference()
+        ));
+        self.scope = StatusScope::CurrentOnly;
+        self.record.desired_replicas = current;
+        self.record.summary = format!("hold at {current}: {cause}");
+        let held = self.pause(pause, current, current);
+        if held != current {
+            self.desired_replicas = held;
+            self.rescale = true;
+            self.scale_to = (autoscaler.strategy == ScaleStrategy::Auto).then_some(held);
+            self.record.desired_replicas = held;
+            self.record.summary = format!("scale {current} -> {held}: {}", self.rescale_reason);
+        }
     }
-    d
+
+    /// Applies a pause to `desired` and settles what to write: the scale (Auto, or Preview's
+    /// `specificReplicas`) and the record.
+    fn conclude(&mut self, autoscaler: &Autoscaler, pause: &Pause, current: i32, desired: i32) {
+        let desired = self.pause(pause, current, desired);
+        self.rescale = desired != current && (self.rescale || pause.any());
+        self.desired_replicas = desired;
+        self.scale_to = match autoscaler.strategy {
+            ScaleStrategy::Auto => self.rescale.then_some(desired),
+            ScaleStrategy::Preview => autoscaler.specific_replicas.filter(|n| *n != current),
+        };
+        self.record.desired_replicas = desired;
+        self.record.rescale = self.rescale;
+        if self.record.summary.is_empty() {
+            self.record.summary = self.summary(autoscaler);
+        }
+    }
 }
 
 impl Decision {
