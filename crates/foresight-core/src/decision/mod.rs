@@ -234,6 +234,28 @@ struct Candidate<'a> {
     name: Cow<'a, str>,
 }
 
+/// The metrics that could not be computed: how many, and the first one's reason, message
+/// and error.
+#[derive(Default)]
+struct MetricFailures {
+    count: usize,
+    first: Option<(&'static str, String, String)>,
+}
+
+/// The largest proposal; on ties the earlier one (Kubernetes' `replicas == 0 || proposal >
+/// replicas`).
+fn largest<'a>(candidates: &'a [Candidate<'a>]) -> (i32, Cow<'a, str>) {
+    let mut winner: Option<&Candidate> = None;
+    for c in candidates {
+        if winner.is_none_or(|w| w.replicas == 0 || c.replicas > w.replicas) {
+            winner = Some(c);
+        }
+    }
+    winner
+        .map(|w| (w.replicas, w.name.clone()))
+        .unwrap_or((0, Cow::Borrowed("")))
+}
+
 /// Where the current count stands against the bounds: Kubernetes decides the first three
 /// without reading a metric, in this order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -581,35 +603,7 @@ impl Decision {
         obs: &Observation,
         scale: &Scale,
     ) -> Option<(i32, String)> {
-        if scale.selector.is_empty() {
-            self.warn("SelectorRequired", "selector is required".to_owned());
-            self.set(
-                SCALING_ACTIVE,
-                false,
-                "InvalidSelector",
-                "the HPA target's scale is missing a selector",
-            );
-            self.error = Some("selector is required".to_owned());
-            return None;
-        }
-        if let Some(err) = &obs.selector_error {
-            let msg = format!(
-                "couldn't convert selector into a corresponding internal selector object: {err}"
-            );
-            self.warn("InvalidSelector", msg.clone());
-            self.set(SCALING_ACTIVE, false, "InvalidSelector", &msg);
-            self.error = Some(msg);
-            return None;
-        }
-        if !obs.conflicts.is_empty() {
-            let msg = format!(
-                "pods by selector {} are controlled by multiple HPAs: [{}]",
-                scale.selector,
-                obs.conflicts.join(" ")
-            );
-            self.warn("AmbiguousSelector", msg.clone());
-            self.set(SCALING_ACTIVE, false, "AmbiguousSelector", &msg);
-            self.error = Some(msg);
+        if !self.selector_usable(obs, scale) {
             return None;
         }
         let ctx = ReplicaContext {
@@ -618,80 +612,23 @@ impl Decision {
             readiness: a.settings.readiness,
             now: self.time,
         };
-        let mut statuses = vec![MetricStatus::default(); a.metrics.len()];
-        let mut exact: Vec<Option<f64>> = vec![None; a.metrics.len()];
         let mut candidates: Vec<Candidate> = Vec::with_capacity(a.metrics.len() + 2);
-        let mut invalid = 0usize;
-        let mut first_failure: Option<(&'static str, String, String)> = None;
-        const NO_DATA: MetricData = MetricData::None;
-        for (i, metric) in a.metrics.iter().enumerate() {
-            let data = obs.metrics.get(i).map_or(&NO_DATA, |m| &m.reading);
-            let name = metric.display_name();
-            let friendly = metric.friendly_name();
-            match evaluate(
-                metric,
-                data,
-                &obs.resource_metrics,
-                scale,
-                &a.namespace,
-                &ctx,
-            ) {
-                Ok(p) => {
-                    statuses[i] = p.status;
-                    exact[i] = Some(p.exact);
-                    self.record.proposals.push(ProposalRecord {
-                        source: "metric".to_owned(),
-                        name: friendly.to_owned(),
-                        replicas: Some(p.replicas),
-                        current: Some(p.current),
-                        target: Some(p.target),
-                        ..Default::default()
-                    });
-                    candidates.push(Candidate {
-                        replicas: p.replicas,
-                        name: Cow::Borrowed(name),
-                    });
-                }
-                Err(f) => {
-                    self.warn(f.reason, f.message.clone());
-                    self.record.proposals.push(ProposalRecord {
-                        source: "metric".to_owned(),
-                        name: friendly.to_owned(),
-                        error: Some(f.message.clone()),
-                        ..Default::default()
-                    });
-                    if first_failure.is_none() {
-                        first_failure = Some((f.reason, f.message, f.error));
-                    }
-                    invalid += 1;
-                }
-            }
-        }
-        self.metric_statuses = Some(statuses);
+        let (exact, failures) = self.metric_proposals(a, obs, scale, &ctx, &mut candidates);
         self.predict(a, obs, scale, &ctx, &exact, &mut candidates);
         self.cron(a, scale, &mut candidates);
-        let fallback = self.fallback(a, invalid > 0, scale.spec_replicas, &mut candidates);
+        let fallback = self.fallback(a, failures.count > 0, scale.spec_replicas, &mut candidates);
 
-        // The largest proposal wins; on ties the earlier one (Kubernetes' `replicas == 0 ||
-        // proposal > replicas`).
-        let mut winner: Option<&Candidate> = None;
-        for c in &candidates {
-            if winner.is_none_or(|w| w.replicas == 0 || c.replicas > w.replicas) {
-                winner = Some(c);
-            }
-        }
-        let (replicas, name) = winner
-            .map(|w| (w.replicas, w.name.clone()))
-            .unwrap_or((0, Cow::Borrowed("")));
+        let (replicas, name) = largest(&candidates);
         let total = a.metrics.len();
-        let error = first_failure.as_ref().map(|(_, _, e)| {
+        let error = failures.first.as_ref().map(|(_, _, e)| {
+            let invalid = failures.count;
             format!("invalid metrics ({invalid} invalid out of {total}), first error is: {e}")
         });
         if !fallback
-            && (invalid >= total.max(1) && candidates.is_empty()
-                || (invalid > 0 && replicas < scale.spec_replicas))
+            && (failures.count >= total.max(1) && candidates.is_empty()
+                || (failures.count > 0 && replicas < scale.spec_replicas))
         {
-            if let Some((reason, message, _)) = &first_failure {
+            if let Some((reason, message, _)) = &failures.first {
                 let msg = format!("the HPA was unable to compute the replica count: {message}");
                 self.set(SCALING_ACTIVE, false, reason, &msg);
                 self.limit(
@@ -717,6 +654,93 @@ impl Decision {
         // A partial failure still scales, but the reconcile reports it.
         self.error = error;
         Some((replicas, name.into_owned()))
+    }
+
+    /// Whether the target's pods can be told apart: a scale without a selector, one that
+    /// does not parse, or pods another autoscaler also targets stop the metrics, as in
+    /// Kubernetes.
+    fn selector_usable(&mut self, obs: &Observation, scale: &Scale) -> bool {
+        let (reason, msg) = if scale.selector.is_empty() {
+            self.warn("SelectorRequired", "selector is required".to_owned());
+            self.set(
+                SCALING_ACTIVE,
+                false,
+                "InvalidSelector",
+                "the HPA target's scale is missing a selector",
+            );
+            self.error = Some("selector is required".to_owned());
+            return false;
+        } else if let Some(err) = &obs.selector_error {
+            let msg = format!(
+                "couldn't convert selector into a corresponding internal selector object: {err}"
+            );
+            ("InvalidSelector", msg)
+        } else if !obs.conflicts.is_empty() {
+            let msg = format!(
+                "pods by selector {} are controlled by multiple HPAs: [{}]",
+                scale.selector,
+                obs.conflicts.join(" ")
+            );
+            ("AmbiguousSelector", msg)
+        } else {
+            return true;
+        };
+        self.warn(reason, msg.clone());
+        self.set(SCALING_ACTIVE, false, reason, &msg);
+        self.error = Some(msg);
+        false
+    }
+
+    /// Each metric's proposal, recorded and added to `candidates`; returns each metric's
+    /// exact (unrounded) ratio for prediction, and the failures.
+    fn metric_proposals<'a>(
+        &mut self,
+        a: &'a Autoscaler,
+        obs: &Observation,
+        scale: &Scale,
+        ctx: &ReplicaContext,
+        candidates: &mut Vec<Candidate<'a>>,
+    ) -> (Vec<Option<f64>>, MetricFailures) {
+        const NO_DATA: MetricData = MetricData::None;
+        let mut statuses = vec![MetricStatus::default(); a.metrics.len()];
+        let mut exact: Vec<Option<f64>> = vec![None; a.metrics.len()];
+        let mut failures = MetricFailures::default();
+        for (i, metric) in a.metrics.iter().enumerate() {
+            let data = obs.metrics.get(i).map_or(&NO_DATA, |m| &m.reading);
+            let friendly = metric.friendly_name().to_owned();
+            let resources = &obs.resource_metrics;
+            match evaluate(metric, data, resources, scale, &a.namespace, ctx) {
+                Ok(p) => {
+                    statuses[i] = p.status;
+                    exact[i] = Some(p.exact);
+                    self.record.proposals.push(ProposalRecord {
+                        source: "metric".to_owned(),
+                        name: friendly,
+                        replicas: Some(p.replicas),
+                        current: Some(p.current),
+                        target: Some(p.target),
+                        ..Default::default()
+                    });
+                    candidates.push(Candidate {
+                        replicas: p.replicas,
+                        name: Cow::Borrowed(metric.display_name()),
+                    });
+                }
+                Err(f) => {
+                    self.warn(f.reason, f.message.clone());
+                    self.record.proposals.push(ProposalRecord {
+                        source: "metric".to_owned(),
+                        name: friendly,
+                        error: Some(f.message.clone()),
+                        ..Default::default()
+                    });
+                    failures.count += 1;
+                    failures.first.get_or_insert((f.reason, f.message, f.error));
+                }
+            }
+        }
+        self.metric_statuses = Some(statuses);
+        (exact, failures)
     }
 
     /// The cron proposal: the largest active `targetReplicas`, exactly (no tolerance); with
