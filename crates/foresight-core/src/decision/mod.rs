@@ -886,76 +886,96 @@ impl Decision {
 
     /// Completes the reconcile once the shell has acted on `scale_to`.
     pub fn finish(mut self, autoscaler: &Autoscaler, outcome: ScaleOutcome) -> Reconciled {
-        let current = self.current_replicas;
-        let applied_by_decision = autoscaler.strategy == ScaleStrategy::Auto;
-        let mut scaled = false;
-        let mut scaled_at = self.time;
-        match (&self.scale_to, &outcome) {
+        let scaled_at = match (self.scale_to, &outcome) {
             (Some(to), ScaleOutcome::Failed(err)) => {
-                let to = *to;
-                self.events.push(Event {
-                    type_: EventType::Warning,
-                    reason: "FailedRescale".to_owned(),
-                    message: format!(
-                        "New size: {to}; reason: {}; error: {err}",
-                        self.rescale_reason_or_preview(autoscaler)
-                    ),
-                });
-                self.set_parts(
-                    ABLE_TO_SCALE,
-                    false,
-                    "FailedUpdateScale",
-                    &[
-                        "the HPA controller was unable to update the target scale: ",
-                        err,
-                    ],
-                );
-                self.error = Some(format!(
-                    "failed to rescale {}: {err}",
-                    autoscaler.target_reference()
-                ));
-                self.scope = StatusScope::CurrentOnly;
-                self.record.summary = format!("failed to scale {current} -> {to}: {err}");
+                self.rescale_failed(autoscaler, to, err);
+                None
             }
             (Some(to), ScaleOutcome::Applied { at }) => {
-                let to = *to;
-                scaled = true;
-                scaled_at = *at;
-                self.set_parts(
-                    ABLE_TO_SCALE,
-                    true,
-                    "SucceededRescale",
-                    &[
-                        "the HPA controller was able to update the target scale to ",
-                        &to.to_string(),
-                    ],
-                );
-                self.events.push(Event {
-                    type_: EventType::Normal,
-                    reason: "SuccessfulRescale".to_owned(),
-                    message: format!(
-                        "New size: {to}; reason: {}",
-                        self.rescale_reason_or_preview(autoscaler)
-                    ),
-                });
-                if applied_by_decision {
-                    let h = &mut self.history;
-                    record_rescale(
-                        &mut h.scale_up_events,
-                        &mut h.scale_down_events,
-                        autoscaler.behavior.as_ref(),
-                        current,
-                        to,
-                        scaled_at,
-                    );
-                }
+                self.rescaled(autoscaler, to, *at);
+                Some(*at)
             }
-            _ => {}
-        }
+            _ => None,
+        };
         self.explain_preview_hold(autoscaler);
         self.set_ready();
-        let metric_statuses = self.metric_statuses.take();
-        let mut status = self.status;
+        let status = self.final_status(autoscaler, scaled_at);
+        Reconciled {
+            status,
+            events: self.events,
+            history: self.history,
+            error: self.error,
+        }
+    }
+
+    fn rescale_failed(&mut self, autoscaler: &Autoscaler, to: i32, err: &str) {
+        self.events.push(Event {
+            type_: EventType::Warning,
+            reason: "FailedRescale".to_owned(),
+            message: format!(
+                "New size: {to}; reason: {}; error: {err}",
+                self.rescale_reason_or_preview(autoscaler)
+            ),
+        });
+        self.set_parts(
+            ABLE_TO_SCALE,
+            false,
+            "FailedUpdateScale",
+            &[
+                "the HPA controller was unable to update the target scale: ",
+                err,
+            ],
+        );
+        self.error = Some(format!(
+            "failed to rescale {}: {err}",
+            autoscaler.target_reference()
+        ));
+        self.scope = StatusScope::CurrentOnly;
+        let current = self.current_replicas;
+        self.record.summary = format!("failed to scale {current} -> {to}: {err}");
+    }
+
+    fn rescaled(&mut self, autoscaler: &Autoscaler, to: i32, at: Timestamp) {
+        self.set_parts(
+            ABLE_TO_SCALE,
+            true,
+            "SucceededRescale",
+            &[
+                "the HPA controller was able to update the target scale to ",
+                &to.to_string(),
+            ],
+        );
+        self.events.push(Event {
+            type_: EventType::Normal,
+            reason: "SuccessfulRescale".to_owned(),
+            message: format!(
+                "New size: {to}; reason: {}",
+                self.rescale_reason_or_preview(autoscaler)
+            ),
+        });
+        // Preview's writes (specificReplicas) are not the decision's: no rate limit counts them.
+        if autoscaler.strategy == ScaleStrategy::Auto {
+            let h = &mut self.history;
+            record_rescale(
+                &mut h.scale_up_events,
+                &mut h.scale_down_events,
+                autoscaler.behavior.as_ref(),
+                self.current_replicas,
+                to,
+                at,
+            );
+        }
+    }
+
+    /// The status to write: how much of it this decision may change depends on how far it
+    /// got (`scope`), as in Kubernetes.
+    fn final_status(
+        &mut self,
+        autoscaler: &Autoscaler,
+        scaled_at: Option<Timestamp>,
+    ) -> EffectiveHorizontalPodAutoscalerStatus {
+        let current = self.current_replicas;
+        let mut status = std::mem::take(&mut self.status);
         match self.scope {
             StatusScope::ConditionsOnly => {}
             StatusScope::CurrentOnly => {
@@ -967,29 +987,23 @@ impl Decision {
                 // Kubernetes reports the current count as desired when it does not rescale;
                 // Preview reports what Auto would do.
                 let desired = match autoscaler.strategy {
-                    ScaleStrategy::Auto if !scaled => current,
-                    ScaleStrategy::Auto => self.desired_replicas,
-                    ScaleStrategy::Preview => self.desired_replicas,
+                    ScaleStrategy::Auto if scaled_at.is_none() => current,
+                    ScaleStrategy::Auto | ScaleStrategy::Preview => self.desired_replicas,
                 };
                 status.desired_replicas = Some(desired);
-                status.current_metrics = metric_statuses.unwrap_or_default();
+                status.current_metrics = self.metric_statuses.take().unwrap_or_default();
                 status.targets = Some(targets::summary(&targets::metric_targets(
                     &autoscaler.metrics,
                     &status.current_metrics,
                 )));
-                if scaled {
-                    status.last_scale_time = Some(scaled_at);
+                if scaled_at.is_some() {
+                    status.last_scale_time = scaled_at;
                 }
             }
         }
         status.expect_replicas = status.desired_replicas;
-        status.last_decision = Some(self.record);
-        Reconciled {
-            status,
-            events: self.events,
-            history: self.history,
-            error: self.error,
-        }
+        status.last_decision = Some(std::mem::take(&mut self.record));
+        status
     }
 
     /// Kubernetes' "recommended size matches current size" (nothing held the recommendation
