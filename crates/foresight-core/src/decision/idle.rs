@@ -7,9 +7,10 @@
 use std::borrow::Cow;
 
 use foresight_api::status::ProposalRecord;
+use jiff::Timestamp;
 
 use super::{Decision, Event, EventType, Observation};
-use crate::autoscaler::Autoscaler;
+use crate::autoscaler::{Autoscaler, Idle};
 use crate::conditions::{ACTIVE, SCALING_ACTIVE};
 use crate::metrics::MetricData;
 
@@ -70,65 +71,13 @@ impl Decision {
             Activity::Active(_) => *self.status.last_active_time.insert(now),
             _ => *self.status.last_active_time.get_or_insert(now),
         };
-        let quiet = now.duration_since(since).as_secs();
         if current <= idle.replicas {
-            let (to, reason, message) = match &activity {
-                Activity::Active(name) => {
-                    let to = a.active_min_replicas();
-                    self.set(
-                        ACTIVE,
-                        true,
-                        "MetricAboveActivation",
-                        &format!("{name} is above its activation value"),
-                    );
-                    self.set(
-                        SCALING_ACTIVE,
-                        true,
-                        "Activated",
-                        &format!("{name} woke the target"),
-                    );
-                    self.events.push(Event {
-                        type_: EventType::Normal,
-                        reason: "TargetActivated".to_owned(),
-                        message: format!(
-                            "{name} is above its activation value: scaling {current} -> {to}"
-                        ),
-                    });
-                    (
-                        to,
-                        "activated",
-                        format!("{name} above its activation value"),
-                    )
-                }
-                Activity::Inactive => {
-                    let message = format!(
-                        "no metric above its activation value since {since}: the target is held at {} replicas",
-                        idle.replicas
-                    );
-                    self.set(ACTIVE, false, "ScaledToIdle", &message);
-                    self.set(SCALING_ACTIVE, false, "ScaledToIdle", &message);
-                    (idle.replicas, "idle", message)
-                }
-                Activity::Unknown(name) => {
-                    let message = format!(
-                        "{name} could not be read: whether the target has work is unknown, so it stays at {current} replicas"
-                    );
-                    self.set(ACTIVE, false, "ActivityUnknown", &message);
-                    self.set(SCALING_ACTIVE, false, "ScaledToIdle", &message);
-                    (current, "idle", message)
-                }
-            };
-            self.idle_move(reason, to, current, message);
-            return Some(to);
+            return Some(self.while_idle(a, &idle, &activity, since, current));
         }
         match &activity {
             Activity::Active(name) => {
-                self.set(
-                    ACTIVE,
-                    true,
-                    "MetricAboveActivation",
-                    &format!("{name} is above its activation value"),
-                );
+                let message = format!("{name} is above its activation value");
+                self.set(ACTIVE, true, "MetricAboveActivation", &message);
                 None
             }
             Activity::Unknown(name) => {
@@ -138,39 +87,97 @@ impl Decision {
                 self.set(ACTIVE, true, "ActivityUnknown", &message);
                 None
             }
-            Activity::Inactive => {
-                let young = obs.created.is_some_and(|c| {
-                    now.duration_since(c).as_secs() < idle.initial_cooldown_seconds
-                });
-                if quiet >= idle.cooldown_seconds && !young {
-                    let message = format!(
-                        "no metric above its activation value for {quiet}s (cooldown {}s)",
-                        idle.cooldown_seconds
-                    );
-                    self.set(ACTIVE, false, "CooldownElapsed", &message);
-                    self.events.push(Event {
-                        type_: EventType::Normal,
-                        reason: "TargetIdle".to_owned(),
-                        message: format!("{message}: scaling {current} -> {}", idle.replicas),
-                    });
-                    self.idle_move("idle", idle.replicas, current, message);
-                    return Some(idle.replicas);
-                }
-                let message = if young {
-                    format!(
-                        "no metric above its activation value since {since}; the autoscaler is younger than its initial cooldown ({}s)",
-                        idle.initial_cooldown_seconds
-                    )
-                } else {
-                    format!(
-                        "no metric above its activation value since {since}; idle after the {}s cooldown",
-                        idle.cooldown_seconds
-                    )
-                };
-                self.set(ACTIVE, false, "CoolingDown", &message);
-                None
-            }
+            Activity::Inactive => self.cooling_down(&idle, obs, since, current),
         }
+    }
+
+    /// The target is idle (at or below the idle count): it wakes on activity, else stays.
+    fn while_idle(
+        &mut self,
+        a: &Autoscaler,
+        idle: &Idle,
+        activity: &Activity,
+        since: Timestamp,
+        current: i32,
+    ) -> i32 {
+        let (to, reason, message) = match activity {
+            Activity::Active(name) => {
+                let to = a.active_min_replicas();
+                let above = format!("{name} is above its activation value");
+                self.set(ACTIVE, true, "MetricAboveActivation", &above);
+                let woke = format!("{name} woke the target");
+                self.set(SCALING_ACTIVE, true, "Activated", &woke);
+                self.events.push(Event {
+                    type_: EventType::Normal,
+                    reason: "TargetActivated".to_owned(),
+                    message: format!("{above}: scaling {current} -> {to}"),
+                });
+                let message = format!("{name} above its activation value");
+                (to, "activated", message)
+            }
+            Activity::Inactive => {
+                let message = format!(
+                    "no metric above its activation value since {since}: the target is held at {} replicas",
+                    idle.replicas
+                );
+                self.set(ACTIVE, false, "ScaledToIdle", &message);
+                self.set(SCALING_ACTIVE, false, "ScaledToIdle", &message);
+                (idle.replicas, "idle", message)
+            }
+            Activity::Unknown(name) => {
+                let message = format!(
+                    "{name} could not be read: whether the target has work is unknown, so it stays at {current} replicas"
+                );
+                self.set(ACTIVE, false, "ActivityUnknown", &message);
+                self.set(SCALING_ACTIVE, false, "ScaledToIdle", &message);
+                (current, "idle", message)
+            }
+        };
+        self.idle_move(reason, to, current, message);
+        to
+    }
+
+    /// An active-sized target with no activity: idle once the cooldown has passed (and the
+    /// autoscaler is older than its initial cooldown), else cooling down.
+    fn cooling_down(
+        &mut self,
+        idle: &Idle,
+        obs: &Observation,
+        since: Timestamp,
+        current: i32,
+    ) -> Option<i32> {
+        let now = self.time;
+        let quiet = now.duration_since(since).as_secs();
+        let young = obs
+            .created
+            .is_some_and(|c| now.duration_since(c).as_secs() < idle.initial_cooldown_seconds);
+        if quiet >= idle.cooldown_seconds && !young {
+            let message = format!(
+                "no metric above its activation value for {quiet}s (cooldown {}s)",
+                idle.cooldown_seconds
+            );
+            self.set(ACTIVE, false, "CooldownElapsed", &message);
+            self.events.push(Event {
+                type_: EventType::Normal,
+                reason: "TargetIdle".to_owned(),
+                message: format!("{message}: scaling {current} -> {}", idle.replicas),
+            });
+            self.idle_move("idle", idle.replicas, current, message);
+            return Some(idle.replicas);
+        }
+        let message = if young {
+            format!(
+                "no metric above its activation value since {since}; the autoscaler is younger than its initial cooldown ({}s)",
+                idle.initial_cooldown_seconds
+            )
+        } else {
+            format!(
+                "no metric above its activation value since {since}; idle after the {}s cooldown",
+                idle.cooldown_seconds
+            )
+        };
+        self.set(ACTIVE, false, "CoolingDown", &message);
+        None
     }
 
     /// Records a move (or a hold) that idleness decided.
