@@ -150,7 +150,6 @@ fn selector_problem(selector: Option<&LabelSelector>) -> Option<String> {
 const INVALID_RESOURCE_TARGET: &str =
     "invalid resource metric source: neither an average utilization target nor an average value (usage) target was set";
 
-#[allow(clippy::too_many_arguments)]
 fn resource_metric(
     target: Target,
     resource: &ResourceName,
@@ -178,38 +177,65 @@ fn resource_metric(
         _ => return Err(fail(INVALID_RESOURCE_TARGET.to_owned())),
     };
     let calc_fail = |err: String| fail(format!("failed to get {resource} {what}: {err}"));
+    let (set, timestamp) = resource_samples(resource, container, resource_metrics, namespace, ctx)
+        .map_err(calc_fail)?;
+    let (replicas, exact, current_status, current, target_text) =
+        resource_replicas(target, resource, container, &set, scale, ctx).map_err(calc_fail)?;
+    Ok(MetricProposal {
+        replicas,
+        exact,
+        timestamp,
+        status: resource_status(resource, container, current_status),
+        current,
+        target: target_text,
+    })
+}
 
-    // The metrics client (GetResourceMetric).
+/// What the metrics client (`GetResourceMetric`) gives for the target's pods, and when it
+/// was sampled.
+fn resource_samples<'a>(
+    resource: &'a ResourceName,
+    container: Option<&str>,
+    resource_metrics: &'a Result<Vec<PodResourceSample>, String>,
+    namespace: &str,
+    ctx: &ReplicaContext<'_>,
+) -> Result<(PodMetricSet<'a>, Timestamp), String> {
     let samples = match resource_metrics {
-        Err(e) => {
-            return Err(calc_fail(format!(
-                "unable to get metrics for resource {resource}: unable to fetch metrics from resource metrics API: {e}"
-            )))
-        }
-        Ok(s) if s.is_empty() => {
-            return Err(calc_fail(format!(
-                "unable to get metrics for resource {resource}: no metrics returned from resource metrics API"
-            )))
-        }
+        Err(e) => return Err(format!(
+            "unable to get metrics for resource {resource}: unable to fetch metrics from resource metrics API: {e}"
+        )),
+        Ok(s) if s.is_empty() => return Err(format!(
+            "unable to get metrics for resource {resource}: no metrics returned from resource metrics API"
+        )),
         Ok(s) => s,
     };
     let set = match container {
         None => PodMetricSet::pod_resources(samples, resource, ctx.pods),
         Some(c) => {
             let entries = container_resource_values(samples, resource, c, namespace).map_err(|e| {
-                calc_fail(format!(
-                    "unable to get metrics for resource {resource}: failed to get container metrics: {e}"
-                ))
+                format!("unable to get metrics for resource {resource}: failed to get container metrics: {e}")
             })?;
             PodMetricSet::join(entries, ctx.pods)
         }
     };
-    let timestamp = samples[0].timestamp;
+    Ok((set, samples[0].timestamp))
+}
 
-    let (replicas, exact, current_status, current, target_text) = match target {
+/// A resource metric's replicas, exact ratio, status value, and current and target as the
+/// decision record shows them.
+type ResourceReplicas = (i32, f64, MetricValueStatus, String, String);
+
+fn resource_replicas(
+    target: Target,
+    resource: &ResourceName,
+    container: Option<&str>,
+    set: &PodMetricSet,
+    scale: &Scale,
+    ctx: &ReplicaContext<'_>,
+) -> Result<ResourceReplicas, String> {
+    match target {
         Target::Utilization(t) => {
-            let p = utilization_replicas(ctx, scale.spec_replicas, t, resource, container, &set)
-                .map_err(calc_fail)?;
+            let p = utilization_replicas(ctx, scale.spec_replicas, t, resource, container, set)?;
             let average = Quantity::from_milli(p.raw_average);
             let current = concat(&[&percent(p.utilization), " (", &average.0, ")"]);
             let status = MetricValueStatus {
@@ -217,37 +243,35 @@ fn resource_metric(
                 average_utilization: Some(p.utilization),
                 value: None,
             };
-            (p.replicas, p.exact, status, current, percent(t))
+            Ok((p.replicas, p.exact, status, current, percent(t)))
         }
         Target::AverageValue(t) => {
-            let (replicas, usage, exact) = average_value_replicas(
-                ctx,
-                scale.spec_replicas,
-                t,
-                *resource == ResourceName::Cpu,
-                &set,
-            )
-            .map_err(calc_fail)?;
+            let cpu = *resource == ResourceName::Cpu;
+            let (replicas, usage, exact) =
+                average_value_replicas(ctx, scale.spec_replicas, t, cpu, set)?;
             let status = MetricValueStatus {
                 average_value: milli(usage),
                 ..Default::default()
             };
-            (
-                replicas,
-                exact,
-                status,
-                Quantity::from_milli(usage).to_string(),
-                format!("{} per pod", Quantity::from_milli(t)),
-            )
+            let current = Quantity::from_milli(usage).to_string();
+            let target = format!("{} per pod", Quantity::from_milli(t));
+            Ok((replicas, exact, status, current, target))
         }
-        _ => return Err(fail(INVALID_RESOURCE_TARGET.to_owned())),
-    };
-    let status = match container {
+        _ => Err(INVALID_RESOURCE_TARGET.to_owned()),
+    }
+}
+
+fn resource_status(
+    resource: &ResourceName,
+    container: Option<&str>,
+    current: MetricValueStatus,
+) -> MetricStatus {
+    match container {
         None => MetricStatus {
             type_: "Resource".to_owned(),
             resource: Some(ResourceMetricStatus {
                 name: resource.to_string(),
-                current: current_status,
+                current,
             }),
             ..Default::default()
         },
@@ -255,20 +279,12 @@ fn resource_metric(
             type_: "ContainerResource".to_owned(),
             container_resource: Some(ContainerResourceMetricStatus {
                 name: resource.to_string(),
-                current: current_status,
+                current,
                 container: c.to_owned(),
             }),
             ..Default::default()
         },
-    };
-    Ok(MetricProposal {
-        replicas,
-        exact,
-        timestamp,
-        status,
-        current,
-        target: target_text,
-    })
+    }
 }
 
 fn pods_metric(
