@@ -41,6 +41,61 @@ pub fn render(
     scale_to: Option<i32>,
 ) -> String {
     let mut out = String::new();
+    headline(&mut out, autoscaler, record, scale_to);
+    let dash = || "-".to_owned();
+    let proposals = record.proposals.iter().map(|p| {
+        vec![
+            p.source.clone(),
+            p.name.clone(),
+            p.current.clone().unwrap_or_else(dash),
+            p.target.clone().unwrap_or_else(dash),
+            p.replicas.map(|r| r.to_string()).unwrap_or_else(dash),
+            p.error
+                .clone()
+                .or_else(|| p.detail.clone())
+                .unwrap_or_default(),
+        ]
+    });
+    section(
+        &mut out,
+        &["SOURCE", "NAME", "CURRENT", "TARGET", "PROPOSAL", "NOTE"],
+        proposals,
+    );
+    let limits = record.limits.iter().map(|l| {
+        let (from, to) = (l.from.to_string(), l.to.to_string());
+        vec![
+            l.stage.clone(),
+            from,
+            to,
+            l.reason.clone(),
+            l.message.clone(),
+        ]
+    });
+    section(&mut out, &["LIMIT", "FROM", "TO", "REASON", "WHY"], limits);
+    let conditions = status.conditions.iter().map(|c| {
+        let state = format!("{:?}", c.status);
+        vec![c.type_.clone(), state, c.reason.clone(), c.message.clone()]
+    });
+    section(
+        &mut out,
+        &["CONDITION", "STATUS", "REASON", "MESSAGE"],
+        conditions,
+    );
+    let events = events.iter().map(|e| {
+        let type_ = e.type_.as_str().to_owned();
+        vec![type_, e.reason.clone(), e.message.clone()]
+    });
+    section(&mut out, &["EVENT", "REASON", "MESSAGE"], events);
+    out
+}
+
+/// Which autoscaler, when, what it concluded and what it does about it.
+fn headline(
+    out: &mut String,
+    autoscaler: &Autoscaler,
+    record: &DecisionRecord,
+    scale_to: Option<i32>,
+) {
     let t = &autoscaler.target;
     let _ = writeln!(
         out,
@@ -52,94 +107,24 @@ pub fn render(
         Some(n) => format!("write {n} replicas to the target's scale"),
         None => "leave the target's scale unchanged".to_owned(),
     };
+    let recommendation = record
+        .recommendation
+        .map_or_else(|| "-".to_owned(), |r| r.to_string());
     let _ = writeln!(
         out,
-        "current {}  recommendation {}  desired {}  bounds [{}, {}]  -> {action}",
+        "current {}  recommendation {recommendation}  desired {}  bounds [{}, {}]  -> {action}",
         record.current_replicas,
-        record
-            .recommendation
-            .map(|r| r.to_string())
-            .unwrap_or_else(|| "-".to_owned()),
         record.desired_replicas,
         autoscaler.min_replicas,
         autoscaler.max_replicas,
     );
-    let dash = || "-".to_owned();
-    if !record.proposals.is_empty() {
+}
+
+/// A blank line and a table, when there are rows.
+fn section(out: &mut String, header: &[&str], rows: impl Iterator<Item = Vec<String>>) {
+    let rows: Vec<Vec<String>> = rows.collect();
+    if !rows.is_empty() {
         out.push('\n');
-        let rows: Vec<Vec<String>> = record
-            .proposals
-            .iter()
-            .map(|p| {
-                vec![
-                    p.source.clone(),
-                    p.name.clone(),
-                    p.current.clone().unwrap_or_else(dash),
-                    p.target.clone().unwrap_or_else(dash),
-                    p.replicas.map(|r| r.to_string()).unwrap_or_else(dash),
-                    p.error
-                        .clone()
-                        .or_else(|| p.detail.clone())
-                        .unwrap_or_default(),
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            &["SOURCE", "NAME", "CURRENT", "TARGET", "PROPOSAL", "NOTE"],
-            &rows,
-        );
+        table(out, header, &rows);
     }
-    if !record.limits.is_empty() {
-        out.push('\n');
-        let rows: Vec<Vec<String>> = record
-            .limits
-            .iter()
-            .map(|l| {
-                vec![
-                    l.stage.clone(),
-                    l.from.to_string(),
-                    l.to.to_string(),
-                    l.reason.clone(),
-                    l.message.clone(),
-                ]
-            })
-            .collect();
-        table(&mut out, &["LIMIT", "FROM", "TO", "REASON", "WHY"], &rows);
-    }
-    if !status.conditions.is_empty() {
-        out.push('\n');
-        let rows: Vec<Vec<String>> = status
-            .conditions
-            .iter()
-            .map(|c| {
-                vec![
-                    c.type_.clone(),
-                    format!("{:?}", c.status),
-                    c.reason.clone(),
-                    c.message.clone(),
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            &["CONDITION", "STATUS", "REASON", "MESSAGE"],
-            &rows,
-        );
-    }
-    if !events.is_empty() {
-        out.push('\n');
-        let rows: Vec<Vec<String>> = events
-            .iter()
-            .map(|e| {
-                vec![
-                    e.type_.as_str().to_owned(),
-                    e.reason.clone(),
-                    e.message.clone(),
-                ]
-            })
-            .collect();
-        table(&mut out, &["EVENT", "REASON", "MESSAGE"], &rows);
-    }
-    out
 }
