@@ -210,6 +210,48 @@ pub struct Span {
     pub strict_up: bool,
 }
 
+/// The exact replicas a load of `peak_milli` (thousandths of the metric's unit) needs
+/// against the metric's target, and the target as the decision record shows it.
+fn replicas_for(
+    metric: &Metric,
+    peak_milli: f64,
+    current: i32,
+    pods: &[Pod],
+) -> Result<(f64, String), String> {
+    match (&metric.source, metric.target) {
+        (
+            MetricSource::Resource {
+                resource,
+                container,
+            },
+            Target::Utilization(pct),
+        ) => {
+            let requests = pod_requests(pods, resource, container.as_deref())?;
+            let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
+            if counted.is_empty() {
+                return Err(format!(
+                    "no pod requests {resource}, so a forecast cannot be turned into replicas"
+                ));
+            }
+            let average_request =
+                counted.iter().map(|r| *r as f64).sum::<f64>() / counted.len() as f64;
+            let per_pod = average_request * f64::from(pct) / 100.0;
+            let request = Quantity::from_milli(average_request as i64);
+            Ok((peak_milli / per_pod, format!("{pct}% of {request} per pod")))
+        }
+        (_, Target::AverageValue(t)) => Ok((
+            peak_milli / t as f64,
+            format!("{} per pod", Quantity::from_milli(t)),
+        )),
+        // A Value target scales the current count in proportion, as the HPA does.
+        (_, Target::Value(t)) => Ok((
+            peak_milli / t as f64 * f64::from(current.max(1)),
+            Quantity::from_milli(t).to_string(),
+        )),
+        _ => Err("the metric has no target a forecast can be compared with".to_owned()),
+    }
+}
+
 /// The replicas the forecast peak over `span` needs. `Err` says why the forecast cannot be
 /// used (it does not cover the span, or the target cannot be met per pod).
 pub fn forecast_proposal(
@@ -239,46 +281,7 @@ pub fn forecast_proposal(
     let peak = peak * span.correction.max(0.0);
     let peak_time = Timestamp::from_second(at).unwrap_or(now);
     // Forecasts are in the metric's unit (cores, bytes, requests/s); targets in thousandths.
-    let peak_milli = peak * 1000.0;
-    let (exact, target) = match (&metric.source, metric.target) {
-        (
-            MetricSource::Resource {
-                resource,
-                container,
-            },
-            Target::Utilization(pct),
-        ) => {
-            let requests = pod_requests(pods, resource, container.as_deref())?;
-            let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
-            if counted.is_empty() {
-                return Err(format!(
-                    "no pod requests {resource}, so a forecast cannot be turned into replicas"
-                ));
-            }
-            let average_request =
-                counted.iter().map(|r| *r as f64).sum::<f64>() / counted.len() as f64;
-            let per_pod = average_request * f64::from(pct) / 100.0;
-            (
-                peak_milli / per_pod,
-                format!(
-                    "{pct}% of {} per pod",
-                    Quantity::from_milli(average_request as i64)
-                ),
-            )
-        }
-        (_, Target::AverageValue(t)) => (
-            peak_milli / t as f64,
-            format!("{} per pod", Quantity::from_milli(t)),
-        ),
-        (_, Target::Value(t)) => {
-            // A Value target scales the current count in proportion, as the HPA does.
-            (
-                peak_milli / t as f64 * f64::from(current.max(1)),
-                Quantity::from_milli(t).to_string(),
-            )
-        }
-        _ => return Err("the metric has no target a forecast can be compared with".to_owned()),
-    };
+    let (exact, target) = replicas_for(metric, peak * 1000.0, current, pods)?;
     if !exact.is_finite() || exact < 0.0 {
         return Err(format!(
             "the forecast peak {peak} gives no meaningful replica count"
