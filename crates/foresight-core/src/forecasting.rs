@@ -210,6 +210,22 @@ pub struct Span {
     pub strict_up: bool,
 }
 
+impl Span {
+    /// The span a forecast is read over: from the end of start-up to the horizon
+    /// (`LeadTime`, where scale-ups skip the tolerance), or the whole window (`Window`).
+    pub fn of(horizon: Horizon, reach: Reach, correction: f64) -> Span {
+        Span {
+            from_seconds: match horizon {
+                Horizon::LeadTime => reach.startup_seconds,
+                Horizon::Window => 0,
+            },
+            horizon_seconds: reach.horizon_seconds,
+            correction,
+            strict_up: horizon == Horizon::LeadTime,
+        }
+    }
+}
+
 /// The exact replicas a load of `peak_milli` (thousandths of the metric's unit) needs
 /// against the metric's target, and the target as the decision record shows it.
 fn replicas_for(

@@ -112,16 +112,7 @@ impl Decision {
         candidates: &mut Vec<Candidate>,
     ) -> (MetricOutcome, Option<ForecastAccuracyStatus>) {
         let id = metric.identifier();
-        let previous = self
-            .status
-            .prediction
-            .as_ref()
-            .and_then(|p| p.metrics.iter().find(|m| m.metric == id));
-        let was_demoted = previous.is_some_and(|m| m.demoted);
-        // Until a verdict says otherwise, prediction proposes (see `gate`).
-        let was_kept = previous
-            .and_then(|m| m.evaluation.as_ref())
-            .is_none_or(|e| e.kept);
+        let (was_demoted, was_kept) = self.previous_verdict(&id);
         let demotion = forecasting::demotion(policy, seen.accuracy, was_demoted);
         let correction = match policy.horizon {
             Horizon::LeadTime => forecasting::correction(seen.accuracy),
@@ -150,15 +141,7 @@ impl Decision {
             (ForecastInput::Failed(e), _) => Err(Idle::Failed(format!("history unavailable: {e}"))),
             (ForecastInput::Ready(_), Some(why)) => Err(Idle::Demoted(why)),
             (ForecastInput::Ready(f), None) => {
-                let span = Span {
-                    from_seconds: match policy.horizon {
-                        Horizon::LeadTime => reach.startup_seconds,
-                        Horizon::Window => 0,
-                    },
-                    horizon_seconds: reach.horizon_seconds,
-                    correction,
-                    strict_up: policy.horizon == Horizon::LeadTime,
-                };
+                let span = Span::of(policy.horizon, reach, correction);
                 self.forecast_candidate(policy, metric, f, span, reach, scale, ctx, candidates)
                     .map_err(Idle::NotReady)
             }
@@ -174,15 +157,30 @@ impl Decision {
         }
         // The shell learns headroom only when the spec asks for it; a stale input for a spec
         // that turned it off proposes nothing.
-        let headroom = seen.headroom;
         if let (Some(need), HeadroomInput::Ready(h), Some(_)) =
-            (need, headroom, policy.headroom_quantile)
+            (need, seen.headroom, policy.headroom_quantile)
         {
             if self.headroom_candidate(metric, h, need, scale, ctx, candidates) {
                 outcome.in_use.push(format!("{id} (headroom)"));
             }
         }
         (outcome, record)
+    }
+
+    /// What the last status said of metric `id`: whether it was demoted, and whether the
+    /// last self-evaluation kept prediction (until a verdict says otherwise, it does; see
+    /// `gate`).
+    fn previous_verdict(&self, id: &str) -> (bool, bool) {
+        let previous = self
+            .status
+            .prediction
+            .as_ref()
+            .and_then(|p| p.metrics.iter().find(|m| m.metric == id));
+        let was_demoted = previous.is_some_and(|m| m.demoted);
+        let was_kept = previous
+            .and_then(|m| m.evaluation.as_ref())
+            .is_none_or(|e| e.kept);
+        (was_demoted, was_kept)
     }
 
     /// The forecast's proposal; `Ok` describes it for the condition, `Err` says why the
