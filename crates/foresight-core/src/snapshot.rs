@@ -14,7 +14,7 @@ use foresight_api::status::{
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::autoscaler::{Autoscaler, ControllerConfig, MetricSource};
+use crate::autoscaler::{Autoscaler, ControllerConfig, Metric, MetricSource};
 use crate::decision::{MetricObservation, Observation};
 use crate::forecasting::ForecastInput;
 use crate::metrics::{ContainerUsage, MetricData, PodResourceSample, PodValueSample, ValueSample};
@@ -314,6 +314,77 @@ impl ScaleJson {
     }
 }
 
+/// One metric's data from a snapshot: the error recorded for it, or its values.
+fn metric_data(
+    m: &Metric,
+    metrics: &MetricsJson,
+    errors: &BTreeMap<String, String>,
+) -> Result<MetricData, SnapshotError> {
+    let failed = |key: String| errors.get(&key).cloned().map(MetricData::Failed);
+    Ok(match &m.source {
+        MetricSource::Resource { .. } | MetricSource::Unknown { .. } => MetricData::None,
+        MetricSource::Pods { metric } => match failed(format!("pods/{}", metric.name)) {
+            Some(f) => f,
+            None => {
+                let list = metrics
+                    .pod_custom_metrics
+                    .as_ref()
+                    .and_then(|m| m.get(&metric.name));
+                let path = format!("metrics.podCustomMetrics.{}", metric.name);
+                MetricData::PodValues(pod_custom_metrics(
+                    list.map(Vec::as_slice).unwrap_or_default(),
+                    &path,
+                )?)
+            }
+        },
+        MetricSource::Object {
+            metric,
+            described_object,
+        } => match failed(format!("object/{}", metric.name)) {
+            Some(f) => f,
+            None => {
+                let found = metrics
+                    .object_metrics
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .find(|(_, o)| {
+                        o.metric_name == metric.name && o.object_name == described_object.name
+                    });
+                match found {
+                    Some((i, o)) => MetricData::Object(ValueSample {
+                        value: milli(&o.value, || format!("metrics.objectMetrics[{i}].value"))?,
+                        timestamp: o.timestamp,
+                    }),
+                    None => MetricData::Values(Vec::new()),
+                }
+            }
+        },
+        MetricSource::External { metric } => match failed(format!("external/{}", metric.name)) {
+            Some(f) => f,
+            None => {
+                let list = metrics
+                    .external_metrics
+                    .as_ref()
+                    .and_then(|m| m.get(&metric.name));
+                let path = format!("metrics.externalMetrics.{}", metric.name);
+                MetricData::Values(values(list.map(Vec::as_slice).unwrap_or_default(), &path)?)
+            }
+        },
+        MetricSource::Prometheus { name, .. } => match failed(format!("prometheus/{name}")) {
+            Some(f) => f,
+            None => {
+                let list = metrics
+                    .prometheus_metrics
+                    .as_ref()
+                    .and_then(|m| m.get(name));
+                let path = format!("metrics.prometheusMetrics.{name}");
+                MetricData::Values(values(list.map(Vec::as_slice).unwrap_or_default(), &path)?)
+            }
+        },
+    })
+}
+
 /// Builds the observation for `autoscaler` from a snapshot's scale, pods and metrics.
 pub fn observation(
     autoscaler: &Autoscaler,
@@ -329,80 +400,11 @@ pub fn observation(
             "metrics.podResourceMetrics",
         )?),
     };
-    let mut per_metric = Vec::with_capacity(autoscaler.metrics.len());
-    for m in &autoscaler.metrics {
-        let failed = |key: String| errors.get(&key).cloned().map(MetricData::Failed);
-        let data = match &m.source {
-            MetricSource::Resource { .. } | MetricSource::Unknown { .. } => MetricData::None,
-            MetricSource::Pods { metric } => match failed(format!("pods/{}", metric.name)) {
-                Some(f) => f,
-                None => {
-                    let list = metrics
-                        .pod_custom_metrics
-                        .as_ref()
-                        .and_then(|m| m.get(&metric.name));
-                    let path = format!("metrics.podCustomMetrics.{}", metric.name);
-                    MetricData::PodValues(pod_custom_metrics(
-                        list.map(Vec::as_slice).unwrap_or_default(),
-                        &path,
-                    )?)
-                }
-            },
-            MetricSource::Object {
-                metric,
-                described_object,
-            } => match failed(format!("object/{}", metric.name)) {
-                Some(f) => f,
-                None => {
-                    let found =
-                        metrics
-                            .object_metrics
-                            .iter()
-                            .flatten()
-                            .enumerate()
-                            .find(|(_, o)| {
-                                o.metric_name == metric.name
-                                    && o.object_name == described_object.name
-                            });
-                    match found {
-                        Some((i, o)) => MetricData::Object(ValueSample {
-                            value: milli(&o.value, || format!("metrics.objectMetrics[{i}].value"))?,
-                            timestamp: o.timestamp,
-                        }),
-                        None => MetricData::Values(Vec::new()),
-                    }
-                }
-            },
-            MetricSource::External { metric } => {
-                match failed(format!("external/{}", metric.name)) {
-                    Some(f) => f,
-                    None => {
-                        let list = metrics
-                            .external_metrics
-                            .as_ref()
-                            .and_then(|m| m.get(&metric.name));
-                        let path = format!("metrics.externalMetrics.{}", metric.name);
-                        MetricData::Values(values(
-                            list.map(Vec::as_slice).unwrap_or_default(),
-                            &path,
-                        )?)
-                    }
-                }
-            }
-            MetricSource::Prometheus { name, .. } => match failed(format!("prometheus/{name}")) {
-                Some(f) => f,
-                None => {
-                    let list = metrics
-                        .prometheus_metrics
-                        .as_ref()
-                        .and_then(|m| m.get(name));
-                    let path = format!("metrics.prometheusMetrics.{name}");
-                    MetricData::Values(values(list.map(Vec::as_slice).unwrap_or_default(), &path)?)
-                }
-            },
-        };
-        per_metric.push(MetricObservation::from(data));
-    }
+    let per_metric = autoscaler
+        .metrics
+        .iter()
+        .map(|m| metric_data(m, metrics, &errors).map(MetricObservation::from))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut observation = Observation {
         scale: scale.to_scale(),
         pods: pods(pod_list, "pods")?,
