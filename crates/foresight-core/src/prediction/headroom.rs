@@ -129,9 +129,21 @@ pub fn learn(
         return Err("no stretch of history long enough to learn headroom from".to_owned());
     }
     let quantile = quantile.clamp(0.0, 1.0);
+    Ok(Headroom {
+        rises: pooled_quantiles(&by_slot, quantile),
+        quantile,
+        lead_from_seconds: lead_from,
+        lead_to_seconds: lead_to,
+        samples: u32::try_from(samples).unwrap_or(u32::MAX),
+    })
+}
+
+/// Each hour's rise: the `quantile` of its rises pooled with the neighbouring hours'
+/// (the day wraps around).
+fn pooled_quantiles(by_slot: &[Vec<f64>], quantile: f64) -> Vec<f64> {
     let n = by_slot.len() as i64;
     let mut pooled = Vec::new();
-    let rises = (0..n)
+    (0..n)
         .map(|slot| {
             pooled.clear();
             for d in -POOLED_SLOTS..=POOLED_SLOTS {
@@ -140,14 +152,7 @@ pub fn learn(
             }
             nearest_rank(&mut pooled, quantile).map_or(0.0, |r| r.max(0.0))
         })
-        .collect();
-    Ok(Headroom {
-        rises,
-        quantile,
-        lead_from_seconds: lead_from,
-        lead_to_seconds: lead_to,
-        samples: u32::try_from(samples).unwrap_or(u32::MAX),
-    })
+        .collect()
 }
 
 /// The `q` quantile of `values` by the nearest-rank method; `None` for no values.
