@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicU64;
 
 use parking_lot::Mutex;
 
-use foresight_api::status::ConditionStatus;
+use foresight_api::status::{ConditionStatus, DecisionRecord};
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
 use foresight_core::autoscaler::Autoscaler;
 use foresight_core::conditions::{
@@ -30,6 +30,17 @@ type Value = Gauge<f64, AtomicU64>;
 struct Object {
     namespace: String,
     name: String,
+}
+
+impl Object {
+    /// The labels of one of this autoscaler's metrics.
+    fn with_metric(&self, metric: String) -> ObjectMetric {
+        ObjectMetric {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            metric,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -207,8 +218,31 @@ impl AutoscalerSeries {
             name: name.to_owned(),
         };
         let mut now = Published::default();
+        self.record_gauges(&object, autoscaler, status, &mut now);
+        self.record_metrics(&object, autoscaler, status, &mut now);
+        self.record_prediction(&object, status, &mut now);
+        if let Some(record) = &status.last_decision {
+            self.record_decision(&object, record, &mut now);
+        }
+        let key = AutoscalerKey::new(&*object.namespace, &*object.name);
+        let before = self
+            .published
+            .lock()
+            .insert(key, now.clone())
+            .unwrap_or_default();
+        self.remove_stale(&object, &before, &now);
+    }
+
+    /// Replicas, bounds and the condition gauges.
+    fn record_gauges(
+        &self,
+        object: &Object,
+        autoscaler: &Autoscaler,
+        status: &EffectiveHorizontalPodAutoscalerStatus,
+        now: &mut Published,
+    ) {
         let set = |family: &Family<Object, Value>, v: f64| {
-            family.get_or_create(&object).set(v);
+            family.get_or_create(object).set(v);
         };
         if let Some(n) = status.current_replicas {
             set(&self.current_replicas, f64::from(n));
@@ -233,13 +267,18 @@ impl AutoscalerSeries {
                 now.conditions.push(condition);
             }
         }
+    }
 
+    /// Each metric's current value and target.
+    fn record_metrics(
+        &self,
+        object: &Object,
+        autoscaler: &Autoscaler,
+        status: &EffectiveHorizontalPodAutoscalerStatus,
+        now: &mut Published,
+    ) {
         for t in metric_targets(&autoscaler.metrics, &status.current_metrics) {
-            let labels = ObjectMetric {
-                namespace: object.namespace.clone(),
-                name: object.name.clone(),
-                metric: t.metric,
-            };
+            let labels = object.with_metric(t.metric);
             // A metric not read this sync has no value: its series goes rather than
             // repeating a stale one.
             match t.current {
@@ -255,24 +294,24 @@ impl AutoscalerSeries {
             }
             now.metrics.push(labels.metric);
         }
+    }
 
+    /// Each predicted metric's forecast error and self-evaluation verdict.
+    fn record_prediction(
+        &self,
+        object: &Object,
+        status: &EffectiveHorizontalPodAutoscalerStatus,
+        now: &mut Published,
+    ) {
         for m in status.prediction.iter().flat_map(|p| &p.metrics) {
+            let labels = object.with_metric(m.metric.clone());
             if m.samples > 0 {
                 self.forecast_error
-                    .get_or_create(&ObjectMetric {
-                        namespace: object.namespace.clone(),
-                        name: object.name.clone(),
-                        metric: m.metric.clone(),
-                    })
+                    .get_or_create(&labels)
                     .set(m.error_percent as f64);
                 now.forecasts.push(m.metric.clone());
             }
             if let Some(e) = &m.evaluation {
-                let labels = ObjectMetric {
-                    namespace: object.namespace.clone(),
-                    name: object.name.clone(),
-                    metric: m.metric.clone(),
-                };
                 self.prediction_saving
                     .get_or_create(&labels)
                     .set(e.saving_percent as f64);
@@ -282,45 +321,38 @@ impl AutoscalerSeries {
                 now.evaluations.push(m.metric.clone());
             }
         }
+    }
 
-        if let Some(record) = &status.last_decision {
-            let mut by_source: Vec<(&str, i32)> = Vec::new();
-            for p in &record.proposals {
-                let Some(n) = p.replicas else { continue };
-                match by_source.iter_mut().find(|(s, _)| *s == p.source) {
-                    Some((_, best)) => *best = (*best).max(n),
-                    None => by_source.push((&p.source, n)),
-                }
-            }
-            for (source, n) in by_source {
-                self.proposed_replicas
-                    .get_or_create(&ObjectSource {
-                        namespace: object.namespace.clone(),
-                        name: object.name.clone(),
-                        source: source.to_owned(),
-                    })
-                    .set(f64::from(n));
-                now.sources.push(source.to_owned());
-            }
-            if let Some(limit) = record.limits.last() {
-                self.limited
-                    .get_or_create(&ObjectReason {
-                        namespace: object.namespace.clone(),
-                        name: object.name.clone(),
-                        reason: limit.reason.clone(),
-                    })
-                    .set(1.0);
-                now.limit = Some(limit.reason.clone());
+    /// Each source's largest proposal, and the last limit that shaped the decision.
+    fn record_decision(&self, object: &Object, record: &DecisionRecord, now: &mut Published) {
+        let mut by_source: Vec<(&str, i32)> = Vec::new();
+        for p in &record.proposals {
+            let Some(n) = p.replicas else { continue };
+            match by_source.iter_mut().find(|(s, _)| *s == p.source) {
+                Some((_, best)) => *best = (*best).max(n),
+                None => by_source.push((&p.source, n)),
             }
         }
-
-        let key = AutoscalerKey::new(&*object.namespace, &*object.name);
-        let before = self
-            .published
-            .lock()
-            .insert(key, now.clone())
-            .unwrap_or_default();
-        self.remove_stale(&object, &before, &now);
+        for (source, n) in by_source {
+            self.proposed_replicas
+                .get_or_create(&ObjectSource {
+                    namespace: object.namespace.clone(),
+                    name: object.name.clone(),
+                    source: source.to_owned(),
+                })
+                .set(f64::from(n));
+            now.sources.push(source.to_owned());
+        }
+        if let Some(limit) = record.limits.last() {
+            self.limited
+                .get_or_create(&ObjectReason {
+                    namespace: object.namespace.clone(),
+                    name: object.name.clone(),
+                    reason: limit.reason.clone(),
+                })
+                .set(1.0);
+            now.limit = Some(limit.reason.clone());
+        }
     }
 
     /// Publishes only readiness, for an autoscaler whose spec does not compile.
