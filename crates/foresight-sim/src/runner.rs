@@ -10,7 +10,7 @@ use foresight_core::trace::Sample;
 use crate::cluster::{timestamp, Cluster, PodTemplate};
 use crate::config::{ModelConfig, Recording};
 use crate::forecaster::{Forecaster, PredictionSummary};
-use crate::load::LoadTrace;
+use crate::load::{LoadCursor, LoadTrace};
 use crate::meter::Meter;
 use crate::pipeline::{Feed, Pipeline};
 use crate::score::{ScoreKeeper, Scores};
@@ -167,167 +167,14 @@ pub fn run_policy_after(
     prior: &[Sample],
     progress: &(dyn Fn(u64) + Sync),
 ) -> PolicyOutcome {
-    let span = Span::of(trace);
-    let sync = autoscaler.settings.sync_period_seconds.max(1);
-    let mut forecaster = Forecaster::for_autoscaler(autoscaler, model);
-    if let Some(f) = forecaster.as_mut() {
-        f.seed(prior);
-    }
-    let grid = grid_seconds(sync, model, forecaster.as_ref());
-    let pipeline_feeds = Feed::for_autoscaler(autoscaler);
-    let mut pipeline = Pipeline::new(model, pipeline_feeds);
-
-    let first_load = trace.value_at(span.start);
-    let replicas = initial_replicas(autoscaler, model, first_load);
-    let template = PodTemplate {
-        capacity: model.pod_capacity,
-        cpu_request_millicores: model.pod_cpu_request_millicores,
-        startup_delay: model.startup_delay_seconds,
-        startup_jitter: model.startup_jitter_seconds,
-        startup_tail: model.startup_tail_seconds,
-    };
-    let mut cluster = Cluster::new(name, replicas, span.start, template, model.seed);
-    let served = first_load.min(cluster.ready_capacity());
-    let per_pod = if replicas > 0 {
-        served / f64::from(replicas)
-    } else {
-        0.0
-    };
-    let mut meter = Meter::new(span.start, grid, pipeline.lookback(), per_pod, served);
-    let mut keeper = ScoreKeeper::default();
-    let mut recorder = (model.recording == Recording::Full)
-        .then(|| Recorder::new(span.start, bucket_seconds, sync));
-    let mut cursor = trace.cursor();
-
-    let mut status = EffectiveHorizontalPodAutoscalerStatus {
-        current_replicas: Some(replicas),
-        desired_replicas: Some(replicas),
-        ..Default::default()
-    };
-    let mut history = ScalingHistory::default();
+    let mut replay = Replay::new(name, autoscaler, trace, model, bucket_seconds, prior);
+    let span = replay.span;
     let mut unreported = 0u64;
-    // Nothing before `score_from` is scored (the warm-up); pods started before it are not
-    // counted either.
-    let score_from = span.start.saturating_add(model.warm_up_seconds.max(0));
-    let mut started_before_scoring = None;
-    let outages = model.outage_periods(span.start);
-    let mut failing = None;
     let mut t = span.start;
     while t < span.end {
-        if t >= score_from && started_before_scoring.is_none() {
-            started_before_scoring = Some(cluster.pods_started);
-        }
-        if let Some(f) = forecaster.as_mut() {
-            // Headroom is learned for the start-up the decisions last assumed.
-            let startup = status.prediction.as_ref().map_or(
-                foresight_core::autoscaler::PredictionPolicy::DEFAULT_STARTUP_SECONDS,
-                |p| p.startup_seconds,
-            );
-            let proposing = prediction_proposing(&status);
-            if let Some(peak) = f.refit_if_due(t, cluster.observation_mut(), startup, proposing) {
-                if let Some(r) = recorder.as_mut() {
-                    r.forecast_peak(peak.0, peak.1);
-                }
-            }
-        }
-        pipeline.refresh(t, &mut cluster, &meter);
-        let observation = if outages.iter().any(|&(a, b)| a <= t && t < b) {
-            &*failing.insert(outage_observation(cluster.observation()))
-        } else {
-            cluster.observation()
-        };
-        // The core takes status and history by value and hands them back from `finish`.
-        let decision = decide(
-            autoscaler,
-            observation,
-            std::mem::take(&mut status),
-            std::mem::take(&mut history),
-            timestamp(t),
-        );
-        let from = cluster.replicas();
-        let scale_to = decision.scale_to;
-        let outcome = match scale_to {
-            Some(n) => {
-                cluster.scale_to(n, t, meter.now.per_pod);
-                ScaleOutcome::Applied { at: timestamp(t) }
-            }
-            None => ScaleOutcome::NotAttempted,
-        };
-        if t >= score_from {
-            keeper.decision(from, scale_to);
-        }
-        let mut reconciled = decision.finish(autoscaler, outcome);
-        let record = reconciled.status.last_decision.take();
-        if let (Some(r), Some(record)) = (recorder.as_mut(), record) {
-            if scale_to.is_some_and(|n| n != from) {
-                r.rescale(record);
-            }
-        }
-        if let (Some(f), Some(p)) = (forecaster.as_mut(), reconciled.status.prediction.as_ref()) {
-            if f.last_refit() == Some(t) {
-                if p.metrics.iter().any(|m| m.demoted) {
-                    f.record_demoted();
-                }
-                if let Some(e) = p.metrics.iter().find_map(|m| m.evaluation.as_ref()) {
-                    if e.evaluated_at.as_second() == t {
-                        f.record_kept(e.kept);
-                    }
-                }
-                if let Some(r) = recorder.as_mut() {
-                    r.prediction(t, p);
-                }
-            }
-        }
-        status = reconciled.status;
-        history = reconciled.history;
-
-        let next = t.saturating_add(sync).min(span.end);
-        // Advance the model to the next decision, stopping wherever something changes.
-        let mut a = t;
-        while a < next {
-            let (load, load_changes) = cursor.at(a);
-            let on_grid = (a.div_euclid(grid) + 1) * grid;
-            let scoring_starts = if a < score_from { score_from } else { i64::MAX };
-            let b = next
-                .min(load_changes)
-                .min(on_grid)
-                .min(scoring_starts)
-                .min(cluster.next_ready().max(a + 1));
-            let capacity = cluster.ready_capacity();
-            let replicas = cluster.replicas();
-            meter.add(b - a, cluster.ready_count(), load.min(capacity));
-            if a >= score_from {
-                keeper.segment(
-                    b - a,
-                    load,
-                    capacity * model.short_from_share,
-                    capacity,
-                    replicas,
-                );
-            }
-            if let Some(r) = recorder.as_mut() {
-                r.segment(
-                    a,
-                    b,
-                    load,
-                    capacity,
-                    replicas,
-                    forecaster.as_ref().and_then(|f| f.forecast()),
-                );
-            }
-            meter.reach(b);
-            if let Some(f) = forecaster.as_mut() {
-                f.observe(b, &meter);
-            }
-            if cluster.next_ready() <= b {
-                cluster.mark_ready(b, meter.now.per_pod);
-            }
-            a = b;
-        }
-        keeper.close_interval();
-        if let Some(r) = recorder.as_mut() {
-            r.close_tick();
-        }
+        replay.decide_at(t);
+        let next = t.saturating_add(replay.sync).min(span.end);
+        replay.advance(t, next);
         t = next;
         unreported += 1;
         if unreported == PROGRESS_BATCH {
@@ -338,12 +185,242 @@ pub fn run_policy_after(
     if unreported > 0 {
         progress(unreported);
     }
-    PolicyOutcome {
-        scores: keeper.finish(
-            name,
-            cluster.pods_started - started_before_scoring.unwrap_or(cluster.pods_started),
-        ),
-        timeline: recorder.map(Recorder::finish),
-        prediction: forecaster.map(|f| f.summary().clone()),
+    replay.finish(name)
+}
+
+/// One policy's replay in progress: the modelled cluster and what watches it.
+struct Replay<'a> {
+    autoscaler: &'a Autoscaler,
+    model: &'a ModelConfig,
+    span: Span,
+    sync: i64,
+    /// The meter's grid (see [`grid_seconds`]).
+    grid: i64,
+    forecaster: Option<Forecaster>,
+    pipeline: Pipeline,
+    cluster: Cluster,
+    meter: Meter,
+    keeper: ScoreKeeper,
+    recorder: Option<Recorder>,
+    cursor: LoadCursor<'a>,
+    /// The status and history the core hands back from each decision.
+    status: EffectiveHorizontalPodAutoscalerStatus,
+    history: ScalingHistory,
+    /// Nothing before this is scored (the warm-up); pods started before it are not counted
+    /// either.
+    score_from: i64,
+    started_before_scoring: Option<u64>,
+    outages: Vec<(i64, i64)>,
+    failing: Option<Observation>,
+}
+
+impl<'a> Replay<'a> {
+    fn new(
+        name: &str,
+        autoscaler: &'a Autoscaler,
+        trace: &'a LoadTrace,
+        model: &'a ModelConfig,
+        bucket_seconds: i64,
+        prior: &[Sample],
+    ) -> Replay<'a> {
+        let span = Span::of(trace);
+        let sync = autoscaler.settings.sync_period_seconds.max(1);
+        let mut forecaster = Forecaster::for_autoscaler(autoscaler, model);
+        if let Some(f) = forecaster.as_mut() {
+            f.seed(prior);
+        }
+        let grid = grid_seconds(sync, model, forecaster.as_ref());
+        let pipeline = Pipeline::new(model, Feed::for_autoscaler(autoscaler));
+        let first_load = trace.value_at(span.start);
+        let replicas = initial_replicas(autoscaler, model, first_load);
+        let template = PodTemplate {
+            capacity: model.pod_capacity,
+            cpu_request_millicores: model.pod_cpu_request_millicores,
+            startup_delay: model.startup_delay_seconds,
+            startup_jitter: model.startup_jitter_seconds,
+            startup_tail: model.startup_tail_seconds,
+        };
+        let cluster = Cluster::new(name, replicas, span.start, template, model.seed);
+        let served = first_load.min(cluster.ready_capacity());
+        let per_pod = if replicas > 0 {
+            served / f64::from(replicas)
+        } else {
+            0.0
+        };
+        let meter = Meter::new(span.start, grid, pipeline.lookback(), per_pod, served);
+        Replay {
+            autoscaler,
+            model,
+            span,
+            sync,
+            grid,
+            forecaster,
+            pipeline,
+            cluster,
+            meter,
+            keeper: ScoreKeeper::default(),
+            recorder: (model.recording == Recording::Full)
+                .then(|| Recorder::new(span.start, bucket_seconds, sync)),
+            cursor: trace.cursor(),
+            status: EffectiveHorizontalPodAutoscalerStatus {
+                current_replicas: Some(replicas),
+                desired_replicas: Some(replicas),
+                ..Default::default()
+            },
+            history: ScalingHistory::default(),
+            score_from: span.start.saturating_add(model.warm_up_seconds.max(0)),
+            started_before_scoring: None,
+            outages: model.outage_periods(span.start),
+            failing: None,
+        }
+    }
+
+    /// One decision at `t`, from what the modelled cluster shows, and the cluster acting on
+    /// it.
+    fn decide_at(&mut self, t: i64) {
+        if t >= self.score_from && self.started_before_scoring.is_none() {
+            self.started_before_scoring = Some(self.cluster.pods_started);
+        }
+        self.refit_if_due(t);
+        self.pipeline.refresh(t, &mut self.cluster, &self.meter);
+        let observation = if self.outages.iter().any(|&(a, b)| a <= t && t < b) {
+            &*self
+                .failing
+                .insert(outage_observation(self.cluster.observation()))
+        } else {
+            self.cluster.observation()
+        };
+        // The core takes status and history by value and hands them back from `finish`.
+        let decision = decide(
+            self.autoscaler,
+            observation,
+            std::mem::take(&mut self.status),
+            std::mem::take(&mut self.history),
+            timestamp(t),
+        );
+        let from = self.cluster.replicas();
+        let scale_to = decision.scale_to;
+        let outcome = match scale_to {
+            Some(n) => {
+                self.cluster.scale_to(n, t, self.meter.now.per_pod);
+                ScaleOutcome::Applied { at: timestamp(t) }
+            }
+            None => ScaleOutcome::NotAttempted,
+        };
+        if t >= self.score_from {
+            self.keeper.decision(from, scale_to);
+        }
+        let mut reconciled = decision.finish(self.autoscaler, outcome);
+        let record = reconciled.status.last_decision.take();
+        if let (Some(r), Some(record)) = (self.recorder.as_mut(), record) {
+            if scale_to.is_some_and(|n| n != from) {
+                r.rescale(record);
+            }
+        }
+        self.note_prediction(t, &reconciled.status);
+        self.status = reconciled.status;
+        self.history = reconciled.history;
+    }
+
+    /// Refits the forecaster when a refit is due, learning headroom for the start-up the
+    /// decisions last assumed.
+    fn refit_if_due(&mut self, t: i64) {
+        let Some(f) = self.forecaster.as_mut() else {
+            return;
+        };
+        let startup = self.status.prediction.as_ref().map_or(
+            foresight_core::autoscaler::PredictionPolicy::DEFAULT_STARTUP_SECONDS,
+            |p| p.startup_seconds,
+        );
+        let proposing = prediction_proposing(&self.status);
+        let observation = self.cluster.observation_mut();
+        if let Some(peak) = f.refit_if_due(t, observation, startup, proposing) {
+            if let Some(r) = self.recorder.as_mut() {
+                r.forecast_peak(peak.0, peak.1);
+            }
+        }
+    }
+
+    /// What the decision at a refit said of prediction: demotions, self-evaluation's verdict.
+    fn note_prediction(&mut self, t: i64, status: &EffectiveHorizontalPodAutoscalerStatus) {
+        let (Some(f), Some(p)) = (self.forecaster.as_mut(), status.prediction.as_ref()) else {
+            return;
+        };
+        if f.last_refit() != Some(t) {
+            return;
+        }
+        if p.metrics.iter().any(|m| m.demoted) {
+            f.record_demoted();
+        }
+        if let Some(e) = p.metrics.iter().find_map(|m| m.evaluation.as_ref()) {
+            if e.evaluated_at.as_second() == t {
+                f.record_kept(e.kept);
+            }
+        }
+        if let Some(r) = self.recorder.as_mut() {
+            r.prediction(t, p);
+        }
+    }
+
+    /// Advances the model from the decision at `t` to the next at `next`, stopping wherever
+    /// something changes (the load, the meter's grid, the start of scoring, a pod ready).
+    fn advance(&mut self, t: i64, next: i64) {
+        let mut a = t;
+        while a < next {
+            let (load, load_changes) = self.cursor.at(a);
+            let on_grid = (a.div_euclid(self.grid) + 1) * self.grid;
+            let scoring_starts = if a < self.score_from {
+                self.score_from
+            } else {
+                i64::MAX
+            };
+            let b = next
+                .min(load_changes)
+                .min(on_grid)
+                .min(scoring_starts)
+                .min(self.cluster.next_ready().max(a + 1));
+            self.segment(a, b, load);
+            self.meter.reach(b);
+            if let Some(f) = self.forecaster.as_mut() {
+                f.observe(b, &self.meter);
+            }
+            if self.cluster.next_ready() <= b {
+                self.cluster.mark_ready(b, self.meter.now.per_pod);
+            }
+            a = b;
+        }
+        self.keeper.close_interval();
+        if let Some(r) = self.recorder.as_mut() {
+            r.close_tick();
+        }
+    }
+
+    /// Meters, scores and records `[a, b)`, over which nothing changes.
+    fn segment(&mut self, a: i64, b: i64, load: f64) {
+        let capacity = self.cluster.ready_capacity();
+        let replicas = self.cluster.replicas();
+        self.meter
+            .add(b - a, self.cluster.ready_count(), load.min(capacity));
+        if a >= self.score_from {
+            let short_below = capacity * self.model.short_from_share;
+            self.keeper
+                .segment(b - a, load, short_below, capacity, replicas);
+        }
+        if let Some(r) = self.recorder.as_mut() {
+            let forecast = self.forecaster.as_ref().and_then(|f| f.forecast());
+            r.segment(a, b, load, capacity, replicas, forecast);
+        }
+    }
+
+    fn finish(self, name: &str) -> PolicyOutcome {
+        let started = self.cluster.pods_started;
+        PolicyOutcome {
+            scores: self.keeper.finish(
+                name,
+                started - self.started_before_scoring.unwrap_or(started),
+            ),
+            timeline: self.recorder.map(Recorder::finish),
+            prediction: self.forecaster.map(|f| f.summary().clone()),
+        }
     }
 }
