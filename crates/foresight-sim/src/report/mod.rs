@@ -14,8 +14,9 @@ use jiff::tz::TimeZone;
 use crate::cluster::timestamp;
 use crate::config::ModelConfig;
 use crate::frontier::Comparison;
-use crate::runner::PolicyOutcome;
+use crate::runner::{PolicyOutcome, Span};
 use crate::simulation::Simulation;
+use crate::timeline::Timeline;
 use crate::verdict::{change_text, deltas};
 use crate::windows::CronWindow;
 use foresight_core::trace::Gap;
@@ -542,10 +543,10 @@ fn replicas_chart(simulation: &Simulation, tz: &TimeZone) -> String {
 /// periods prediction was demoted, and the lead time its proposals used.
 fn prediction_chart(
     html: &mut String,
-    t: &crate::timeline::Timeline,
+    t: &Timeline,
     index: usize,
     name: &str,
-    span: crate::runner::Span,
+    span: Span,
     tz: &TimeZone,
 ) {
     let points = &t.prediction;
@@ -669,14 +670,30 @@ fn policy_section(
         return;
     };
     let span = simulation.span;
+    load_chart(html, simulation, index, outcome, t, ctx);
+    policy_replicas_chart(html, t, index, name, span, tz);
+    prediction_chart(html, t, index, name, span, tz);
+    decisions_table(html, t, index, tz);
+    html.push_str("</section>");
+}
+
+/// Load against this policy's ready capacity, with its cron windows, the metric outages, its
+/// under-provisioned periods and the daily forecast peaks.
+fn load_chart(
+    html: &mut String,
+    simulation: &Simulation,
+    index: usize,
+    outcome: &PolicyOutcome,
+    t: &Timeline,
+    ctx: &ReportContext<'_>,
+) {
+    let (tz, span, name) = (&ctx.time_zone, simulation.span, &outcome.scores.name);
     let style = format!("stroke:{}", colour(index));
     let windows = simulation
         .cron_windows
         .get(index)
         .map(Vec::as_slice)
         .unwrap_or_default();
-
-    // Load against this policy's capacity.
     let forecast_max = t
         .forecast
         .iter()
@@ -691,26 +708,7 @@ fn policy_section(
         span.end,
         max_capacity(simulation).max(forecast_max) * 1.05,
     );
-    if !windows.is_empty() {
-        let periods: Vec<(i64, i64)> = windows.iter().map(|w| (w.start, w.end)).collect();
-        chart.periods(&periods, "cron", None, Some(&cron_titles(windows, tz)));
-        chart.legend("cron window", "fill:#f5d76e", true);
-    }
-    if !simulation.outages.is_empty() {
-        let titles: Vec<String> = simulation
-            .outages
-            .iter()
-            .map(|&(a, b)| {
-                format!(
-                    "metric outage {} – {}: every metric read fails",
-                    local(a, tz),
-                    local(b, tz)
-                )
-            })
-            .collect();
-        chart.periods(&simulation.outages, "outage", None, Some(&titles));
-        chart.legend("metric outage", "fill:#7f8c8d", true);
-    }
+    mark_windows_and_outages(&mut chart, simulation, windows, tz);
     draw_load(
         &mut chart,
         span.start,
@@ -738,7 +736,62 @@ fn policy_section(
         chart.line(t.start, t.bucket_seconds, &t.forecast, "forecast", &dashed);
         chart.legend("forecast", &dashed, false);
     }
-    let peaks: Vec<(i64, f64, String)> = daily_peaks(&t.forecast_peaks, tz)
+    let peaks = peak_marks(t, tz, ctx.unit);
+    if !peaks.is_empty() {
+        chart.markers(&peaks, "peaks", "triangle", "fill:#333");
+        chart.legend("daily forecast peak", "fill:#333", true);
+    }
+    let note = load_note(
+        t,
+        outcome,
+        !windows.is_empty(),
+        simulation,
+        !peaks.is_empty(),
+    );
+    let _ = write!(
+        html,
+        "<p class=\"note\">{note}</p>{}",
+        chart.finish(
+            &format!("chart-policy-{index}"),
+            &format!("{name}: load, ready capacity, under-provisioned periods"),
+            &format!("load ({})", ctx.unit),
+            tz
+        )
+    );
+}
+
+/// The policy's cron windows and the metric outages, shaded with their times as titles.
+fn mark_windows_and_outages(
+    chart: &mut Chart,
+    simulation: &Simulation,
+    windows: &[CronWindow],
+    tz: &TimeZone,
+) {
+    if !windows.is_empty() {
+        let periods: Vec<(i64, i64)> = windows.iter().map(|w| (w.start, w.end)).collect();
+        chart.periods(&periods, "cron", None, Some(&cron_titles(windows, tz)));
+        chart.legend("cron window", "fill:#f5d76e", true);
+    }
+    if !simulation.outages.is_empty() {
+        let titles: Vec<String> = simulation
+            .outages
+            .iter()
+            .map(|&(a, b)| {
+                format!(
+                    "metric outage {} – {}: every metric read fails",
+                    local(a, tz),
+                    local(b, tz)
+                )
+            })
+            .collect();
+        chart.periods(&simulation.outages, "outage", None, Some(&titles));
+        chart.legend("metric outage", "fill:#7f8c8d", true);
+    }
+}
+
+/// The day's highest forecast peak, for each day, with its title.
+fn peak_marks(t: &Timeline, tz: &TimeZone, unit: &str) -> Vec<(i64, f64, String)> {
+    daily_peaks(&t.forecast_peaks, tz)
         .into_iter()
         .map(|(at, v)| {
             (
@@ -747,27 +800,34 @@ fn policy_section(
                 format!(
                     "the day's highest forecast peak: {:.2} {} at {}",
                     v,
-                    ctx.unit,
+                    unit,
                     local(at, tz)
                 ),
             )
         })
-        .collect();
-    if !peaks.is_empty() {
-        chart.markers(&peaks, "peaks", "triangle", "fill:#333");
-        chart.legend("daily forecast peak", "fill:#333", true);
-    }
+        .collect()
+}
+
+/// The note under the load chart: how often the policy was under-provisioned, and what
+/// the chart's marks explain when hovered.
+fn load_note(
+    t: &Timeline,
+    outcome: &PolicyOutcome,
+    crons: bool,
+    simulation: &Simulation,
+    peaks: bool,
+) -> String {
     let mut hover = Vec::new();
     if !t.under_provisioned.is_empty() {
         hover.push("an under-provisioned period");
     }
-    if !windows.is_empty() {
+    if crons {
         hover.push("a cron window");
     }
     if !simulation.outages.is_empty() {
         hover.push("a metric outage");
     }
-    if !peaks.is_empty() {
+    if peaks {
         hover.push("a forecast peak");
     }
     let hover = match hover.as_slice() {
@@ -786,18 +846,19 @@ fn policy_section(
             outcome.scores.under_provisioned_minutes
         ),
     };
-    let _ = write!(
-        html,
-        "<p class=\"note\">{periods}{hover}</p>{}",
-        chart.finish(
-            &format!("chart-policy-{index}"),
-            &format!("{name}: load, ready capacity, under-provisioned periods"),
-            &format!("load ({})", ctx.unit),
-            tz
-        )
-    );
+    format!("{periods}{hover}")
+}
 
-    // Replicas with one marker per rescale.
+/// Replicas with one marker per rescale.
+fn policy_replicas_chart(
+    html: &mut String,
+    t: &Timeline,
+    index: usize,
+    name: &str,
+    span: Span,
+    tz: &TimeZone,
+) {
+    let style = format!("stroke:{}", colour(index));
     let max = t.replicas.iter().copied().max().unwrap_or(1);
     let mut chart = Chart::new(WIDTH, 200.0, span.start, span.end, f64::from(max) * 1.1);
     let values: Vec<f64> = t.replicas.iter().map(|r| f64::from(*r)).collect();
@@ -829,10 +890,10 @@ fn policy_section(
         "replicas",
         tz,
     ));
+}
 
-    prediction_chart(html, t, index, name, span, tz);
-
-    // The decisions as a table.
+/// The rescales as a table.
+fn decisions_table(html: &mut String, t: &Timeline, index: usize, tz: &TimeZone) {
     let shown = if t.decisions_total > t.decisions.len() {
         format!(
             "the first {} of {} rescales",
@@ -862,5 +923,5 @@ fn policy_section(
         }
         html.push_str("</td></tr>");
     }
-    html.push_str("</tbody></table></details></section>");
+    html.push_str("</tbody></table></details>");
 }
