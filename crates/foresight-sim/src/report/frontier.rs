@@ -19,50 +19,7 @@ const BOTTOM: f64 = 44.0;
 
 /// The chart, as an SVG element with id `chart-frontier`.
 pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> String {
-    let bound: &ClairvoyantBound = &simulation.bound;
-    let policies: Vec<(f64, f64)> = simulation
-        .policies
-        .iter()
-        .map(|p| (p.scores.under_provisioned_minutes, p.scores.replica_hours))
-        .collect();
-    let envelope = comparison.frontier.envelope();
-    // The interesting stretch: up to a little past the riskiest policy (and the baseline's
-    // own target); replays far riskier run off the right edge.
-    let baseline_under = comparison
-        .frontier
-        .points
-        .iter()
-        .find(|p| p.level == comparison.frontier.baseline_level)
-        .map_or(0.0, |p| p.under_provisioned_minutes);
-    let x_want = policies
-        .iter()
-        .map(|p| p.0)
-        .fold(baseline_under, f64::max)
-        .max(1.0)
-        * 1.4;
-    let x_ticks = nice_ticks(x_want, 6);
-    let x_max = x_ticks
-        .last()
-        .copied()
-        .unwrap_or(1.0)
-        .max(f64::MIN_POSITIVE);
-    let shown_costs = envelope
-        .iter()
-        .filter(|p| p.under_provisioned_minutes <= x_max)
-        .map(|p| p.replica_hours)
-        .chain(policies.iter().map(|p| p.1));
-    let y_top = shown_costs.fold(bound.replica_hours, f64::max) * 1.05;
-    let y_bottom = (bound.replica_hours * 0.9).max(0.0);
-    let y_step = nice_ticks(y_top - y_bottom, 5)
-        .get(1)
-        .copied()
-        .unwrap_or(1.0)
-        .max(f64::MIN_POSITIVE);
-    let y_min = (y_bottom / y_step).floor() * y_step;
-    let y_max = ((y_top / y_step).ceil() * y_step).max(y_min + y_step);
-    let x = |v: f64| LEFT + v.clamp(0.0, x_max) / x_max * (WIDTH - LEFT - RIGHT);
-    let y = |v: f64| TOP + (1.0 - (v - y_min) / (y_max - y_min)) * (HEIGHT - TOP - BOTTOM);
-
+    let axes = Axes::fit(simulation, comparison);
     let mut svg = String::with_capacity(16 * 1024);
     let _ = write!(
         svg,
@@ -75,30 +32,30 @@ pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> Strin
         HEIGHT - TOP - BOTTOM
     );
     svg.push_str("<g class=\"grid\">");
-    for t in &x_ticks {
+    for t in &axes.x_ticks {
         let _ = write!(
             svg,
             "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{TOP}\" y2=\"{1:.1}\"/>\
              <text class=\"xlabel\" x=\"{0:.1}\" y=\"{2:.1}\">{3}</text>",
-            x(*t),
+            axes.x(*t),
             HEIGHT - BOTTOM,
             HEIGHT - BOTTOM + 16.0,
             tick(*t)
         );
     }
-    let mut v = y_min;
-    while v <= y_max + y_step * 0.001 {
+    let mut v = axes.y_min;
+    while v <= axes.y_max + axes.y_step * 0.001 {
         let _ = write!(
             svg,
             "<line x1=\"{LEFT}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{1:.1}\"/>\
              <text class=\"ylabel\" x=\"{2:.1}\" y=\"{3:.1}\">{4}</text>",
             WIDTH - RIGHT,
-            y(v),
+            axes.y(v),
             LEFT - 6.0,
-            y(v) + 4.0,
+            axes.y(v) + 4.0,
             tick(v)
         );
-        v += y_step;
+        v += axes.y_step;
     }
     svg.push_str("</g>");
     let _ = write!(
@@ -109,6 +66,91 @@ pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> Strin
         HEIGHT - 8.0,
         (TOP + HEIGHT - BOTTOM) / 2.0,
     );
+    frontier_and_bound(&mut svg, &axes, &simulation.bound, comparison);
+    policy_points(&mut svg, &axes, simulation, comparison);
+    svg.push_str("</svg>");
+    svg
+}
+
+/// The plot's scales: under-provisioned minutes across, replica-hours up.
+struct Axes {
+    x_ticks: Vec<f64>,
+    x_max: f64,
+    y_min: f64,
+    y_max: f64,
+    y_step: f64,
+}
+
+impl Axes {
+    /// The interesting stretch: up to a little past the riskiest policy (and the baseline's
+    /// own target), replays far riskier running off the right edge; up from just below the
+    /// bound to the costliest point shown.
+    fn fit(simulation: &Simulation, comparison: &Comparison) -> Axes {
+        let bound: &ClairvoyantBound = &simulation.bound;
+        let policies: Vec<(f64, f64)> = simulation
+            .policies
+            .iter()
+            .map(|p| (p.scores.under_provisioned_minutes, p.scores.replica_hours))
+            .collect();
+        let envelope = comparison.frontier.envelope();
+        let baseline_under = comparison
+            .frontier
+            .points
+            .iter()
+            .find(|p| p.level == comparison.frontier.baseline_level)
+            .map_or(0.0, |p| p.under_provisioned_minutes);
+        let x_want = policies
+            .iter()
+            .map(|p| p.0)
+            .fold(baseline_under, f64::max)
+            .max(1.0)
+            * 1.4;
+        let x_ticks = nice_ticks(x_want, 6);
+        let x_max = x_ticks
+            .last()
+            .copied()
+            .unwrap_or(1.0)
+            .max(f64::MIN_POSITIVE);
+        let shown_costs = envelope
+            .iter()
+            .filter(|p| p.under_provisioned_minutes <= x_max)
+            .map(|p| p.replica_hours)
+            .chain(policies.iter().map(|p| p.1));
+        let y_top = shown_costs.fold(bound.replica_hours, f64::max) * 1.05;
+        let y_bottom = (bound.replica_hours * 0.9).max(0.0);
+        let y_step = nice_ticks(y_top - y_bottom, 5)
+            .get(1)
+            .copied()
+            .unwrap_or(1.0)
+            .max(f64::MIN_POSITIVE);
+        let y_min = (y_bottom / y_step).floor() * y_step;
+        let y_max = ((y_top / y_step).ceil() * y_step).max(y_min + y_step);
+        Axes {
+            x_ticks,
+            x_max,
+            y_min,
+            y_max,
+            y_step,
+        }
+    }
+
+    fn x(&self, v: f64) -> f64 {
+        LEFT + v.clamp(0.0, self.x_max) / self.x_max * (WIDTH - LEFT - RIGHT)
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        TOP + (1.0 - (v - self.y_min) / (self.y_max - self.y_min)) * (HEIGHT - TOP - BOTTOM)
+    }
+}
+
+/// The bound and the reactive frontier (its envelope and every replay), clipped to the plot.
+fn frontier_and_bound(
+    svg: &mut String,
+    axes: &Axes,
+    bound: &ClairvoyantBound,
+    comparison: &Comparison,
+) {
+    let envelope = comparison.frontier.envelope();
     svg.push_str("<g clip-path=\"url(#frontier-plot)\">");
     // The bound: no shortfall at all, for this many replica-hours.
     let _ = write!(
@@ -119,17 +161,17 @@ pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> Strin
          x=\"{1:.1}\" y=\"{4:.1}\">clairvoyant bound {3:.0} replica-h</text>",
         WIDTH - RIGHT,
         WIDTH - RIGHT - 4.0,
-        y(bound.replica_hours),
+        axes.y(bound.replica_hours),
         bound.replica_hours,
-        y(bound.replica_hours) - 5.0,
+        axes.y(bound.replica_hours) - 5.0,
     );
     let path: Vec<String> = envelope
         .iter()
         .map(|p| {
             format!(
                 "{:.1},{:.1}",
-                x(p.under_provisioned_minutes),
-                y(p.replica_hours)
+                axes.x(p.under_provisioned_minutes),
+                axes.y(p.replica_hours)
             )
         })
         .collect();
@@ -145,14 +187,18 @@ pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> Strin
             "<circle class=\"frontier-point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" \
              style=\"fill:#888\"><title>reactive at {}: {:.1} min, {:.1} replica-h</title>\
              </circle>",
-            x(p.under_provisioned_minutes),
-            y(p.replica_hours),
+            axes.x(p.under_provisioned_minutes),
+            axes.y(p.replica_hours),
             escape(&p.target),
             p.under_provisioned_minutes,
             p.replica_hours
         );
     }
     svg.push_str("</g>");
+}
+
+/// Each policy where it landed, with its verdict as the title.
+fn policy_points(svg: &mut String, axes: &Axes, simulation: &Simulation, comparison: &Comparison) {
     for (i, (outcome, judged)) in simulation
         .policies
         .iter()
@@ -160,7 +206,7 @@ pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> Strin
         .enumerate()
     {
         let s = &outcome.scores;
-        let (cx, cy) = (x(s.under_provisioned_minutes), y(s.replica_hours));
+        let (cx, cy) = (axes.x(s.under_provisioned_minutes), axes.y(s.replica_hours));
         let _ = write!(
             svg,
             "<g class=\"policy-point\" id=\"frontier-policy-{i}\"><circle cx=\"{cx:.1}\" \
@@ -178,8 +224,6 @@ pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> Strin
             escape(&s.name)
         );
     }
-    svg.push_str("</svg>");
-    svg
 }
 
 fn tick(v: f64) -> String {
