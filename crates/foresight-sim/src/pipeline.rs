@@ -136,75 +136,99 @@ impl Pipeline {
         };
         let observation = cluster.observation_mut();
 
+        let seen = Seen {
+            pod_names: &pod_names,
+            usage: &usage,
+            total,
+            ts,
+            window: window_duration,
+        };
         if self.needs_resource {
             if observation.resource_metrics.is_err() {
                 observation.resource_metrics = Ok(Vec::new());
             }
-            let Ok(samples) = &mut observation.resource_metrics else {
-                return;
-            };
-            if rebuild {
-                samples.clear();
-                samples.extend(
-                    pod_names
-                        .iter()
-                        .zip(&usage)
-                        .map(|(pod, &u)| PodResourceSample {
-                            pod: pod.clone(),
-                            timestamp: ts,
-                            window: window_duration,
-                            containers: vec![ContainerUsage {
-                                name: "app".to_owned(),
-                                usage: ResourceList::cpu(u),
-                            }],
-                        }),
-                );
-            } else {
-                for (sample, &u) in samples.iter_mut().zip(&usage) {
-                    sample.timestamp = ts;
-                    if let Some(c) = sample.containers.first_mut() {
-                        c.usage.cpu = Some(u);
-                    }
-                }
+            if let Ok(samples) = &mut observation.resource_metrics {
+                seen.resource_samples(samples, rebuild);
             }
         }
-
         observation
             .metrics
             .resize_with(self.feeds.len(), Default::default);
-        for (seen, feed) in observation.metrics.iter_mut().zip(&self.feeds) {
-            let data = &mut seen.reading;
-            match feed {
-                Feed::Resource => {}
-                Feed::PerPod => {
-                    *data = MetricData::PodValues(
-                        cluster_pod_names(&pod_names, data)
-                            .into_iter()
-                            .zip(&usage)
-                            .map(|(pod, &value)| PodValueSample {
-                                pod,
-                                timestamp: ts,
-                                window: Some(window_duration),
-                                value,
-                            })
-                            .collect(),
-                    )
+        for (metric, feed) in observation.metrics.iter_mut().zip(&self.feeds) {
+            seen.feed(feed, &mut metric.reading);
+        }
+        self.usage = usage;
+    }
+}
+
+/// What one scrape saw: each sampled pod's usage (thousandths), the total served, and the
+/// pod names when the pods changed (else empty).
+struct Seen<'a> {
+    pod_names: &'a [String],
+    usage: &'a [i64],
+    total: f64,
+    ts: jiff::Timestamp,
+    window: SignedDuration,
+}
+
+impl Seen<'_> {
+    /// The resource metrics API's samples: rebuilt when the pods changed, else updated in
+    /// place.
+    fn resource_samples(&self, samples: &mut Vec<PodResourceSample>, rebuild: bool) {
+        if rebuild {
+            samples.clear();
+            samples.extend(self.pod_names.iter().zip(self.usage).map(|(pod, &u)| {
+                PodResourceSample {
+                    pod: pod.clone(),
+                    timestamp: self.ts,
+                    window: self.window,
+                    containers: vec![ContainerUsage {
+                        name: "app".to_owned(),
+                        usage: ResourceList::cpu(u),
+                    }],
                 }
-                Feed::Total => {
-                    *data = MetricData::Values(vec![ValueSample {
-                        value: milli(total),
-                        timestamp: ts,
-                    }])
-                }
-                Feed::Object => {
-                    *data = MetricData::Object(ValueSample {
-                        value: milli(total),
-                        timestamp: ts,
-                    })
+            }));
+        } else {
+            for (sample, &u) in samples.iter_mut().zip(self.usage) {
+                sample.timestamp = self.ts;
+                if let Some(c) = sample.containers.first_mut() {
+                    c.usage.cpu = Some(u);
                 }
             }
         }
-        self.usage = usage;
+    }
+
+    /// What a metric fed `feed` reads.
+    fn feed(&self, feed: &Feed, data: &mut MetricData) {
+        match feed {
+            Feed::Resource => {}
+            Feed::PerPod => {
+                *data = MetricData::PodValues(
+                    cluster_pod_names(self.pod_names, data)
+                        .into_iter()
+                        .zip(self.usage)
+                        .map(|(pod, &value)| PodValueSample {
+                            pod,
+                            timestamp: self.ts,
+                            window: Some(self.window),
+                            value,
+                        })
+                        .collect(),
+                )
+            }
+            Feed::Total => {
+                *data = MetricData::Values(vec![ValueSample {
+                    value: milli(self.total),
+                    timestamp: self.ts,
+                }])
+            }
+            Feed::Object => {
+                *data = MetricData::Object(ValueSample {
+                    value: milli(self.total),
+                    timestamp: self.ts,
+                })
+            }
+        }
     }
 }
 
