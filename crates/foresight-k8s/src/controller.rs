@@ -119,49 +119,9 @@ pub async fn run(
     options: ControllerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ControllerError> {
-    let prometheus = match &options.prometheus {
-        Some(settings) => {
-            let p = Prometheus::connect(settings)?;
-            tracing::info!(url = p.client.base_url(), "reading Prometheus");
-            Some(p)
-        }
-        None => {
-            tracing::info!(
-                "no --prometheus-url: type: Prometheus metrics fail and prediction has no history"
-            );
-            None
-        }
-    };
-    let mut telemetry = Telemetry::new(options.build.clone());
-    if let Some(p) = &prometheus {
-        telemetry.register_prometheus(
-            p.client.clone(),
-            p.forecasts.clone(),
-            Arc::new(jiff::Timestamp::now),
-        );
-    }
-    let telemetry = Arc::new(telemetry);
-    if let Some(address) = options.metrics_address {
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .map_err(|source| ControllerError::Serve { address, source })?;
-        let app = telemetry::router(telemetry.clone());
-        tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!(error = %e, "metrics server stopped");
-            }
-        });
-        tracing::info!(%address, "serving /metrics, /healthz, /readyz");
-    }
-
-    // Caches run on every replica, leader or not, so that a new leader starts warm.
-    let pods = Arc::new(PodCache::new());
-    tokio::spawn(pods.clone().run(client.clone()));
-    let workloads = Arc::new(WorkloadCache::new(&options.cached_workloads));
-    for kind in workloads.kinds() {
-        tokio::spawn(workloads.clone().run(client.clone(), kind));
-    }
-    let scales = Arc::new(ScaleClient::new(client.clone(), workloads));
+    let prometheus = connect_prometheus(&options)?;
+    let telemetry = serve_telemetry(&options, prometheus.as_ref()).await?;
+    let (pods, scales) = start_caches(&client, &options, &telemetry);
 
     let (_hold, mut leading) = match &options.leader {
         Some(opts) => (None, leader::elect(client.clone(), opts).await?),
@@ -170,17 +130,6 @@ pub async fn run(
             (Some(tx), rx)
         }
     };
-    // Ready once the first pod list is in: before that, a new leader could not decide.
-    {
-        let (pods, telemetry) = (pods.clone(), telemetry.clone());
-        tokio::spawn(async move {
-            while !pods.is_ready() {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            telemetry.set_ready(true);
-        });
-    }
-
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -236,6 +185,77 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// The Prometheus client and forecast cache, when `--prometheus-url` names one.
+fn connect_prometheus(options: &ControllerOptions) -> Result<Option<Prometheus>, ControllerError> {
+    match &options.prometheus {
+        Some(settings) => {
+            let p = Prometheus::connect(settings)?;
+            tracing::info!(url = p.client.base_url(), "reading Prometheus");
+            Ok(Some(p))
+        }
+        None => {
+            tracing::info!(
+                "no --prometheus-url: type: Prometheus metrics fail and prediction has no history"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// The controller's metrics, served on `--metrics-address` (with the health endpoints).
+async fn serve_telemetry(
+    options: &ControllerOptions,
+    prometheus: Option<&Prometheus>,
+) -> Result<Arc<Telemetry>, ControllerError> {
+    let mut telemetry = Telemetry::new(options.build.clone());
+    if let Some(p) = prometheus {
+        telemetry.register_prometheus(
+            p.client.clone(),
+            p.forecasts.clone(),
+            Arc::new(jiff::Timestamp::now),
+        );
+    }
+    let telemetry = Arc::new(telemetry);
+    if let Some(address) = options.metrics_address {
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|source| ControllerError::Serve { address, source })?;
+        let app = telemetry::router(telemetry.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!(error = %e, "metrics server stopped");
+            }
+        });
+        tracing::info!(%address, "serving /metrics, /healthz, /readyz");
+    }
+    Ok(telemetry)
+}
+
+/// Starts the pod and workload caches. They run on every replica, leader or not, so that a
+/// new leader starts warm; the replica is ready once the first pod list is in (before that, a
+/// new leader could not decide).
+fn start_caches(
+    client: &Client,
+    options: &ControllerOptions,
+    telemetry: &Arc<Telemetry>,
+) -> (Arc<PodCache>, Arc<ScaleClient>) {
+    let pods = Arc::new(PodCache::new());
+    tokio::spawn(pods.clone().run(client.clone()));
+    let workloads = Arc::new(WorkloadCache::new(&options.cached_workloads));
+    for kind in workloads.kinds() {
+        tokio::spawn(workloads.clone().run(client.clone(), kind));
+    }
+    let scales = Arc::new(ScaleClient::new(client.clone(), workloads));
+    let (ready, telemetry) = (pods.clone(), telemetry.clone());
+    tokio::spawn(async move {
+        while !ready.is_ready() {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        telemetry.set_ready(true);
+    });
+    (pods, scales)
 }
 
 fn context(
