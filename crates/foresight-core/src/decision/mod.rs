@@ -899,13 +899,7 @@ impl Decision {
         };
         self.explain_preview_hold(autoscaler);
         self.set_ready();
-        let status = self.final_status(autoscaler, scaled_at);
-        Reconciled {
-            status,
-            events: self.events,
-            history: self.history,
-            error: self.error,
-        }
+        self.into_reconciled(autoscaler, scaled_at)
     }
 
     fn rescale_failed(&mut self, autoscaler: &Autoscaler, to: i32, err: &str) {
@@ -967,15 +961,15 @@ impl Decision {
         }
     }
 
-    /// The status to write: how much of it this decision may change depends on how far it
-    /// got (`scope`), as in Kubernetes.
-    fn final_status(
-        &mut self,
+    /// The reconcile's result. How much of status this decision may change depends on how
+    /// far it got (`scope`), as in Kubernetes.
+    fn into_reconciled(
+        mut self,
         autoscaler: &Autoscaler,
         scaled_at: Option<Timestamp>,
-    ) -> EffectiveHorizontalPodAutoscalerStatus {
+    ) -> Reconciled {
         let current = self.current_replicas;
-        let mut status = std::mem::take(&mut self.status);
+        let mut status = self.status;
         match self.scope {
             StatusScope::ConditionsOnly => {}
             StatusScope::CurrentOnly => {
@@ -1002,8 +996,13 @@ impl Decision {
             }
         }
         status.expect_replicas = status.desired_replicas;
-        status.last_decision = Some(std::mem::take(&mut self.record));
-        status
+        status.last_decision = Some(self.record);
+        Reconciled {
+            status,
+            events: self.events,
+            history: self.history,
+            error: self.error,
+        }
     }
 
     /// Kubernetes' "recommended size matches current size" (nothing held the recommendation
