@@ -254,10 +254,7 @@ pub async fn reconcile(
     // (The semaphore is never closed, so `acquire` cannot fail.)
     let _permit = ctx.permits.acquire().await.ok();
     // The object may have changed while this sync waited its turn.
-    let obj = ctx
-        .store
-        .get(&kube::runtime::reflector::ObjectRef::from_obj(&*obj))
-        .unwrap_or(obj);
+    let obj = ctx.store.get(&ObjectRef::from_obj(&*obj)).unwrap_or(obj);
     let Some(key) = AutoscalerKey::of_object(&obj) else {
         return Err(ReconcileError::Unnamed);
     };
@@ -379,9 +376,7 @@ async fn sync(
         None => ctx.decision_errors.clear(key),
     }
     ctx.telemetry.decisions.get_or_create(&labels).inc();
-    ctx.telemetry
-        .autoscalers
-        .record(&autoscaler, &key.name, &new_status);
+    ctx.telemetry.autoscalers.record(&autoscaler, &new_status);
     memory.history = reconciled.history;
 
     if status::should_write(

@@ -175,7 +175,7 @@ fn filled_telemetry() -> Arc<Telemetry> {
         }),
         ..Default::default()
     };
-    t.autoscalers.record(&autoscaler, "web", &status);
+    t.autoscalers.record(&autoscaler, &status);
 
     let calls = t.calls();
     calls.record(Call::PatchStatus);

@@ -157,16 +157,11 @@ pub(super) struct Entries {
 }
 
 impl Entries {
-    pub(super) fn get(&self, (autoscaler, id): &Key) -> Option<&Entry> {
-        self.lookup(autoscaler, id)
-    }
-
-    /// One entry, without building its key.
-    pub(super) fn lookup(&self, autoscaler: &AutoscalerKey, id: &str) -> Option<&Entry> {
+    pub(super) fn get(&self, autoscaler: &AutoscalerKey, id: &str) -> Option<&Entry> {
         self.by_autoscaler.get(autoscaler)?.get(id)
     }
 
-    pub(super) fn get_mut(&mut self, (autoscaler, id): &Key) -> Option<&mut Entry> {
+    pub(super) fn get_mut(&mut self, autoscaler: &AutoscalerKey, id: &str) -> Option<&mut Entry> {
         self.by_autoscaler.get_mut(autoscaler)?.get_mut(id)
     }
 

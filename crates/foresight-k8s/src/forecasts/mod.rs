@@ -229,7 +229,7 @@ impl ForecastCache {
     /// autoscaler `key`.
     pub fn get(&self, key: &AutoscalerKey, identifier: &str, now: Timestamp) -> ForecastInput {
         let entries = self.lock();
-        match entries.lookup(key, identifier) {
+        match entries.get(key, identifier) {
             Some(entry) => self.input(entry, now),
             None => ForecastInput::NotReady("no forecast computed yet".to_owned()),
         }

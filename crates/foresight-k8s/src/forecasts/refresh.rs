@@ -32,7 +32,7 @@ impl ForecastCache {
     async fn refresh_entry(&self, key: &Key, now: Timestamp) {
         let (query, predictor, generation, lesson) = {
             let entries = self.lock();
-            let Some(entry) = entries.get(key) else {
+            let Some(entry) = entries.get(&key.0, &key.1) else {
                 return;
             };
             let Ok(query) = entry.query.clone() else {
@@ -132,7 +132,7 @@ impl ForecastCache {
     pub(super) fn record(&self, key: &Key, generation: u64, outcome: Outcome, now: Timestamp) {
         let settings = &self.inner.settings;
         let mut entries = self.lock();
-        let Some(entry) = entries.get_mut(key) else {
+        let Some(entry) = entries.get_mut(&key.0, &key.1) else {
             return;
         };
         if entry.generation != generation {
@@ -207,7 +207,11 @@ impl Drop for RunningGuard {
         if !self.armed {
             return;
         }
-        let generation = self.cache.lock().get(&self.key).map(|e| e.generation);
+        let generation = self
+            .cache
+            .lock()
+            .get(&self.key.0, &self.key.1)
+            .map(|e| e.generation);
         if let Some(generation) = generation {
             self.cache.record(
                 &self.key,

@@ -207,15 +207,11 @@ impl AutoscalerSeries {
 
     /// Publishes the series of one autoscaler after a reconcile: `autoscaler` as compiled,
     /// `status` as just decided.
-    pub fn record(
-        &self,
-        autoscaler: &Autoscaler,
-        name: &str,
-        status: &EffectiveHorizontalPodAutoscalerStatus,
-    ) {
+    pub fn record(&self, autoscaler: &Autoscaler, status: &EffectiveHorizontalPodAutoscalerStatus) {
+        let key = AutoscalerKey::of(autoscaler);
         let object = Object {
-            namespace: autoscaler.namespace.clone(),
-            name: name.to_owned(),
+            namespace: key.namespace.clone(),
+            name: key.name.clone(),
         };
         let mut now = Published::default();
         self.record_gauges(&object, autoscaler, status, &mut now);
@@ -224,7 +220,6 @@ impl AutoscalerSeries {
         if let Some(record) = &status.last_decision {
             self.record_decision(&object, record, &mut now);
         }
-        let key = AutoscalerKey::new(&*object.namespace, &*object.name);
         let before = self
             .published
             .lock()
