@@ -52,7 +52,10 @@ fn the_image_runs_its_binary_as_non_root_with_time_zones_and_no_tzdata() {
             std::env::var("FORESIGHT_REQUIRE_IMAGE").as_deref() != Ok("1"),
             "buildah is required (FORESIGHT_REQUIRE_IMAGE=1): apt-get install -y buildah"
         );
-        eprintln!("skipping: no buildah (apt-get install -y buildah; scripts/test does)");
+        foresight_fixtures::skip(
+            "image",
+            "no buildah (apt-get install -y buildah; scripts/test does)",
+        );
         return;
     }
     let archive = tempfile::tempdir().unwrap();

@@ -39,8 +39,8 @@ impl Assets {
         })
     }
 
-    /// The assets, or `None` after one line on stderr saying how to enable the real-cluster
-    /// tests. Under `FORESIGHT_REQUIRE_ENVTEST=1` a missing asset panics: CI must never skip.
+    /// The assets, or `None` after recording the skip (`foresight_fixtures::skip`) with how to
+    /// enable the real-cluster tests. Under `FORESIGHT_REQUIRE_ENVTEST=1` a missing asset panics: CI must never skip.
     /// `needs_controller_manager` makes a missing `kube-controller-manager` count as missing.
     pub fn or_skip(test: &str, needs_controller_manager: bool) -> Option<Assets> {
         let found = Self::find().and_then(|a| {
@@ -56,8 +56,13 @@ impl Assets {
                 panic!("{test}: {why}, and {REQUIRE_VAR}=1 forbids skipping")
             }
             Err(why) => {
-                eprintln!(
-                    "skipping {test}: {why}; run ./scripts/test, or point KUBEBUILDER_ASSETS at a directory with etcd, kube-apiserver and kube-controller-manager (see ../shared/envtest/README.md)"
+                foresight_fixtures::skip(
+                    test,
+                    &format!(
+                        "{why}; run ./scripts/test (it builds the control plane with \
+                         scripts/control-plane), or point KUBEBUILDER_ASSETS at a directory \
+                         with etcd, kube-apiserver and kube-controller-manager"
+                    ),
                 );
                 None
             }
