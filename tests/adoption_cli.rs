@@ -115,6 +115,16 @@ fn files() -> Vec<(&'static str, String)> {
             "ts,value\n1700000000,1\n1700000060,-2\n".to_owned(),
         ),
         (
+            // Eight days of a 30-minute cycle and nothing daily: a load no predictor can use.
+            "half-hourly.csv",
+            (0..8 * 1440_i64)
+                .map(|i| {
+                    let phase = (i % 30) as f64 / 30.0 * std::f64::consts::TAU;
+                    format!("{},{:.3}\n", 1_700_000_000 + i * 60, 10.0 + 4.0 * phase.sin())
+                })
+                .collect(),
+        ),
+        (
             "short.csv",
             (0..300)
                 .map(|i| format!("{},{}\n", 1_700_000_000 + i * 60, 1 + i % 5))
@@ -298,7 +308,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "on a non-periodic trace it says why prediction never proposed",
-        args: &["simulate", "--trace", concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/traces/crane-dsp/input4.csv"), "--quiet", "--no-frontier", "--out", "r"],
+        args: &["simulate", "--trace", "half-hourly.csv", "--quiet", "--no-frontier", "--out", "r"],
         stdin: None,
         exit: 0,
         says: &["predictive             never ready: no daily or weekly period found in 7d of history (strongest cycle: 30m, neither a day nor a week)"],

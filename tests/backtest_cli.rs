@@ -1,10 +1,23 @@
-//! `foresight backtest` end to end: the binary on Crane's input0 trace.
+//! `foresight backtest` end to end: the binary on eight days of a daily rhythm.
 
-use std::path::{Path, PathBuf};
+use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::process::Command;
 
-fn input0() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/traces/crane-dsp/input0.csv")
+/// Eight days at one-minute samples (11,520 points) of a load with a daily rhythm, a
+/// morning ramp and a little deterministic noise, written to a temporary file.
+fn daily_trace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("daily.csv");
+    let mut csv = String::from("ts,value\n");
+    for i in 0..8 * 1440_i64 {
+        let hour = (i % 1440) as f64 / 60.0;
+        let day = 20.0 + 30.0 / (1.0 + (-(hour - 8.0) * 3.0).exp()) * (1.0 - hour / 30.0);
+        let noise = ((i * 7919) % 101) as f64 / 100.0 - 0.5;
+        let _ = writeln!(csv, "{},{:.3}", 1_628_640_000 + i * 60, day + noise);
+    }
+    std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+    (dir, path)
 }
 
 fn backtest(args: &[&str]) -> std::process::Output {
@@ -16,8 +29,8 @@ fn backtest(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn json_report_on_input0_finds_the_daily_period() {
-    let trace = input0();
+fn json_report_on_a_daily_rhythm_finds_the_daily_period() {
+    let (_dir, trace) = daily_trace();
     let out = backtest(&["--trace", trace.to_str().unwrap_or_default(), "--json"]);
     assert!(
         out.status.success(),
@@ -48,7 +61,7 @@ fn json_report_on_input0_finds_the_daily_period() {
 
 #[test]
 fn table_report_names_every_metric() {
-    let trace = input0();
+    let (_dir, trace) = daily_trace();
     let out = backtest(&[
         "--trace",
         trace.to_str().unwrap_or_default(),
@@ -85,7 +98,7 @@ fn bad_input_fails_with_the_line_and_bad_settings_with_the_field() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 3: value \"NaN\" is not finite"));
 
-    let trace = input0();
+    let (_dir, trace) = daily_trace();
     let out = backtest(&[
         "--trace",
         trace.to_str().unwrap_or_default(),

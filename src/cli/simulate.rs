@@ -27,10 +27,9 @@ use super::flags::whole;
 use super::input::io_error;
 use super::series::{describe, SeriesArgs};
 
-/// The bundled example: a policy and eight days of real CPU load (see `examples/simulate`).
+/// The bundled example's policy; its load is [`SyntheticConfig::bundled`] (see
+/// `examples/simulate`).
 const EXAMPLE_POLICY: &str = include_str!("../../examples/simulate/policy.yaml");
-const EXAMPLE_TRACE: &str = include_str!("../../examples/simulate/crane-input0.csv");
-const EXAMPLE_NAME: &str = "examples/simulate/crane-input0.csv (Crane production CPU, 8 days)";
 
 /// Arguments of `foresight simulate`.
 #[derive(clap::Args)]
@@ -42,8 +41,8 @@ pub struct SimulateArgs {
     #[arg(long = "spec", value_name = "FILE")]
     pub specs: Vec<PathBuf>,
     /// The load: --trace FILE (CSV `ts,value`, Unix seconds) or --prometheus-url with
-    /// --query. Without either: the bundled example trace, or a synthetic trace when --spec
-    /// is given.
+    /// --query. Without either: the bundled workload (two generated weeks of a web service),
+    /// or a synthetic trace of --days when --spec is given.
     #[command(flatten)]
     pub series: SeriesArgs,
     /// Generate the load: daily and weekly rhythm, noise and spikes (seeded by --seed).
@@ -374,21 +373,18 @@ fn load_policies(specs: &[PathBuf]) -> anyhow::Result<Vec<Policy>> {
 fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap>, &'static str)> {
     let series = if args.series.given() {
         args.series.read()?
-    } else if args.synthetic || !args.specs.is_empty() {
-        let points = generate(&SyntheticConfig {
-            days: u32::try_from(args.days)?,
-            seed: args.seed,
-            ..Default::default()
-        });
-        let trace = LoadTrace::new(points)?;
-        let source = format!("synthetic load ({} days, seed {})", args.days, args.seed);
-        return Ok((trace, source, Vec::new(), "line"));
     } else {
-        let mut series = args
-            .series
-            .parse(EXAMPLE_TRACE, "the bundled example trace")?;
-        series.source = EXAMPLE_NAME.to_owned();
-        series
+        let config = if args.synthetic || !args.specs.is_empty() {
+            SyntheticConfig {
+                days: u32::try_from(args.days)?,
+                seed: args.seed,
+                ..Default::default()
+            }
+        } else {
+            SyntheticConfig::bundled()
+        };
+        let trace = LoadTrace::new(generate(&config))?;
+        return Ok((trace, config.describe(), Vec::new(), "line"));
     };
     let points = series
         .samples

@@ -1,4 +1,6 @@
-//! Period detection and prediction on Crane's production traces (`testdata/traces/crane-dsp`).
+//! Period detection and prediction on Crane's production traces. They are third-party data the
+//! repository does not hold: they are read from `FORESIGHT_TRACES_DIR`, else from
+//! `../shared/traces/crane-dsp`, and the tests are skipped (and say so) where neither exists.
 //!
 //! Two paths are checked, because docs/prediction.md ("Checked against Crane's data") shows that period
 //! detection depends on pre-processing:
@@ -13,10 +15,11 @@
 //!   weeks, else days). As the reference observed, outlier replacement turns input10 from
 //!   Week into Day; everything else keeps its raw verdict.
 //!
-//! Unlabelled traces of the same kind can be run too: point `FORESIGHT_TRACES_DIR` at a
-//! directory of `ts,value` CSVs. Each must parse and go through both paths and `predict`
-//! without error. If the directory holds a `labels.json` mapping file names to `"day"`,
-//! `"week"` or `"none"` (both paths) or to `{"raw": …, "production": …}`, those are asserted.
+//! The per-trace expectations only run on Crane's files themselves (recognised by content).
+//! Other traces run too: point `FORESIGHT_TRACES_DIR` at a directory of `ts,value` CSVs. Each
+//! must parse and go through both paths and `predict` without error. If the directory holds a
+//! `labels.json` mapping file names to `"day"`, `"week"` or `"none"` (both paths) or to
+//! `{"raw": …, "production": …}`, those are asserted.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,8 +34,27 @@ const MINUTE: i64 = 60;
 const DAY: i64 = 86_400;
 const WEEK: i64 = 604_800;
 
-fn crane_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces/crane-dsp")
+/// Crane's traces with what is known of each, or `None` after recording the skip.
+fn expected(test: &str) -> Option<Vec<(PathBuf, Option<i64>, Option<Period>)>> {
+    let files = foresight_fixtures::all_crane_files_or_skip(test)?;
+    Some(
+        EXPECTED
+            .iter()
+            .map(|(name, raw, production)| {
+                let (_, path) = files
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .expect("all twelve are there");
+                (path.clone(), *raw, *production)
+            })
+            .collect(),
+    )
+}
+
+fn name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn load(path: &Path) -> Vec<Sample> {
@@ -80,9 +102,13 @@ const EXPECTED: [(&str, Option<i64>, Option<Period>); 12] = [
 
 #[test]
 fn raw_path_finds_the_periods_of_the_reference() {
+    let Some(cases) = expected("traces::raw_path_finds_the_periods_of_the_reference") else {
+        return;
+    };
     let mut failures = Vec::new();
-    for (file, expected, _) in EXPECTED {
-        let samples = load(&crane_dir().join(file));
+    for (path, expected, _) in cases {
+        let file = name(&path);
+        let samples = load(&path);
         for seed in [DEFAULT_SEED, 1] {
             let got = raw_period_secs(&samples, seed);
             if got != expected {
@@ -97,9 +123,13 @@ fn raw_path_finds_the_periods_of_the_reference() {
 
 #[test]
 fn production_path_finds_the_expected_periods() {
+    let Some(cases) = expected("traces::production_path_finds_the_expected_periods") else {
+        return;
+    };
     let mut failures = Vec::new();
-    for (file, _, expected) in EXPECTED {
-        let samples = load(&crane_dir().join(file));
+    for (path, _, expected) in cases {
+        let file = name(&path);
+        let samples = load(&path);
         for seed in [DEFAULT_SEED, 1] {
             let got = production_period(&samples, seed);
             if got != expected {
@@ -114,9 +144,13 @@ fn production_path_finds_the_expected_periods() {
 
 #[test]
 fn predict_is_ready_exactly_when_a_period_is_found() {
+    let Some(cases) = expected("traces::predict_is_ready_exactly_when_a_period_is_found") else {
+        return;
+    };
     let config = PredictorConfig::Dsp(DspConfig::default());
-    for (file, _, expected) in EXPECTED {
-        let samples = load(&crane_dir().join(file));
+    for (path, _, expected) in cases {
+        let file = name(&path);
+        let samples = load(&path);
         let now = samples.last().map_or(0, |s| s.ts);
         match (predict(&config, &samples, now), expected) {
             (Prediction::Ready(f), Some(period)) => {
@@ -145,7 +179,11 @@ fn predict_is_ready_exactly_when_a_period_is_found() {
 
 #[test]
 fn predict_is_bit_for_bit_deterministic_on_a_real_trace() {
-    let samples = load(&crane_dir().join("input0.csv"));
+    let Some(cases) = expected("traces::predict_is_bit_for_bit_deterministic_on_a_real_trace")
+    else {
+        return;
+    };
+    let samples = load(&cases[0].0);
     let now = samples.last().map_or(0, |s| s.ts);
     let config = PredictorConfig::Dsp(DspConfig::default());
     let (Prediction::Ready(a), Prediction::Ready(b)) = (
@@ -192,12 +230,12 @@ fn label_name(period_secs: Option<i64>) -> &'static str {
 }
 
 #[test]
-fn traces_from_foresight_traces_dir() {
-    let Some(dir) = std::env::var_os("FORESIGHT_TRACES_DIR") else {
-        eprintln!("FORESIGHT_TRACES_DIR is not set; no extra traces to run");
+fn every_trace_in_the_traces_dir_goes_through_both_paths_and_predict() {
+    let Some(dir) = foresight_fixtures::crane_traces_or_skip(
+        "traces::every_trace_in_the_traces_dir_goes_through_both_paths_and_predict",
+    ) else {
         return;
     };
-    let dir = PathBuf::from(dir);
     let labels: BTreeMap<String, Label> = match std::fs::read_to_string(dir.join("labels.json")) {
         Ok(text) => serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("{}/labels.json: {e}", dir.display())),
@@ -213,10 +251,7 @@ fn traces_from_foresight_traces_dir() {
     let config = PredictorConfig::Dsp(DspConfig::default());
     let mut failures = Vec::new();
     for path in &files {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = name(path);
         let samples = load(path);
         let raw = raw_period_secs(&samples, DEFAULT_SEED)
             .and_then(Period::from_seconds)

@@ -251,22 +251,9 @@ fn a_fleet_gives_the_same_scores_on_any_number_of_threads() {
 }
 
 #[test]
-fn on_the_bundled_example_prediction_leaves_fewer_minutes_under_provisioned() {
+fn on_the_bundled_workload_prediction_leaves_fewer_minutes_under_provisioned() {
     let example = &policy(include_str!("../../../examples/simulate/policy.yaml"))[0];
-    let samples = foresight_core::trace::parse_csv(include_str!(
-        "../../../examples/simulate/crane-input0.csv"
-    ))
-    .unwrap();
-    let raw = LoadTrace::new(
-        samples
-            .iter()
-            .map(|s| LoadPoint {
-                ts: s.ts,
-                value: s.value,
-            })
-            .collect(),
-    )
-    .unwrap();
+    let raw = LoadTrace::new(generate(&SyntheticConfig::bundled())).unwrap();
     let policies = [
         example.reactive("reactive"),
         example.without_crons("predictive"),
@@ -308,15 +295,6 @@ fn the_report_escapes_names_and_explains_every_rescale() {
     assert_eq!(rescales, 2);
     assert_eq!(html.matches("<circle").count(), rescales);
     assert_eq!(html.matches("above target").count(), 2 * rescales);
-}
-
-#[test]
-fn the_bundled_trace_is_the_repositorys_copy_of_cranes_input0() {
-    assert!(
-        include_bytes!("../../../examples/simulate/crane-input0.csv")
-            == include_bytes!("../../../testdata/traces/crane-dsp/input0.csv"),
-        "examples/simulate/crane-input0.csv must stay a byte-for-byte copy"
-    );
 }
 
 #[test]
