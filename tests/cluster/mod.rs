@@ -25,10 +25,17 @@ pub fn root() -> &'static Path {
 /// A control plane, or `None` (with one line saying how to enable it) without assets.
 pub async fn start(test: &str, options: Options) -> Option<Cluster> {
     let assets = Assets::or_skip(test, options.controller_manager)?;
-    match Cluster::start(assets, options).await {
-        Ok(c) => Some(c),
+    let cluster = match Cluster::start(assets, options).await {
+        Ok(c) => c,
         Err(e) => panic!("{test}: starting the control plane: {e:#}"),
-    }
+    };
+    let client = cluster.client().await.expect("an administrator's client");
+    let version = client
+        .apiserver_version()
+        .await
+        .expect("the API server says its version");
+    foresight_fixtures::ran_against(test, &version.git_version);
+    Some(cluster)
 }
 
 /// The resource of our kind, for dynamic access.

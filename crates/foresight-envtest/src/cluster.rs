@@ -225,7 +225,8 @@ impl ControlPlane {
         let o = &self.options;
         let args = vec![
             format!("--kubeconfig={}", self.admin_kubeconfig.display()),
-            "--controllers=horizontalpodautoscaling,deployment,replicaset,serviceaccount,namespace,garbagecollector".into(),
+            // Canonical controller names; the short ones are aliases kept for old command lines.
+            "--controllers=horizontal-pod-autoscaler-controller,deployment-controller,replicaset-controller,serviceaccount-controller,namespace-controller,garbage-collector-controller".into(),
             "--leader-elect=false".into(),
             "--secure-port=0".into(),
             "--use-service-account-credentials=false".into(),

@@ -1,10 +1,10 @@
 //! A real Kubernetes control plane for Foresight's tests.
 //!
-//! [`Cluster::start`] runs etcd, kube-apiserver v1.28 and kube-controller-manager (with the
-//! native HPA controller) from `KUBEBUILDER_ASSETS` on loopback ports chosen at run time,
-//! with a PKI made for the run, plus a [`node`] that marks pods Ready and serves the metrics
-//! APIs through the real aggregation layer. Everything stops when the [`Cluster`] is dropped,
-//! and dies with the test process if it is killed.
+//! [`Cluster::start`] runs etcd, kube-apiserver and kube-controller-manager (with the native
+//! HPA controller) from `KUBEBUILDER_ASSETS`, which `scripts/control-plane` builds (v1.37),
+//! on loopback ports chosen at run time, with a PKI made for the run, plus a [`node`] that
+//! marks pods Ready and serves the metrics APIs through the real aggregation layer. Everything
+//! stops when the [`Cluster`] is dropped, and dies with the test process if it is killed.
 //!
 //! ```no_run
 //! # async fn t() -> anyhow::Result<()> {

@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 /// The file a skip is recorded in (one `test<TAB>reason` line each), when set.
 pub const SKIP_LOG_VAR: &str = "FORESIGHT_SKIP_LOG";
 
+/// The file each real-cluster suite records the API server version it ran against in (one
+/// `test<TAB>version` line each), when set.
+pub const CLUSTER_LOG_VAR: &str = "FORESIGHT_CLUSTER_LOG";
+
 /// The directory of Crane's traces, when set.
 pub const TRACES_VAR: &str = "FORESIGHT_TRACES_DIR";
 
@@ -21,10 +25,22 @@ pub const REQUIRE_TRACES_VAR: &str = "FORESIGHT_REQUIRE_TRACES";
 /// one in the skip log, which `scripts/test` reports at its end.
 pub fn skip(test: &str, why: &str) {
     eprintln!("skipping {test}: {why}");
-    let Some(log) = std::env::var_os(SKIP_LOG_VAR).filter(|p| !p.is_empty()) else {
+    append(SKIP_LOG_VAR, test, why);
+}
+
+/// Says which Kubernetes API server a real-cluster suite ran against: one line on stderr and
+/// one in the cluster log, which `scripts/test` reports at its end.
+pub fn ran_against(test: &str, version: &str) {
+    eprintln!("{test}: running against kube-apiserver {version}");
+    append(CLUSTER_LOG_VAR, test, version);
+}
+
+/// Appends `test<TAB>text` to the file the variable `var` names, if it names one.
+fn append(var: &str, test: &str, text: &str) {
+    let Some(log) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
         return;
     };
-    let line = format!("{test}\t{}\n", why.replace(['\n', '\t'], " "));
+    let line = format!("{test}\t{}\n", text.replace(['\n', '\t'], " "));
     // Tests run in parallel threads and processes: one append of one whole line each.
     let written = std::fs::OpenOptions::new()
         .create(true)
@@ -32,7 +48,7 @@ pub fn skip(test: &str, why: &str) {
         .open(&log)
         .and_then(|mut f| f.write_all(line.as_bytes()));
     if let Err(e) = written {
-        eprintln!("cannot record the skip in {}: {e}", Path::new(&log).display());
+        eprintln!("cannot record {test} in {}: {e}", Path::new(&log).display());
     }
 }
 
