@@ -111,11 +111,11 @@ impl SyntheticConfig {
 
 /// The shape of a weekday at local hour `h` (0..24), 0..=1: the night floor, a fast ramp
 /// between 07:30 and 09:00, a plateau with a dip at lunch, the day's peak at 15:00 and an
-/// evening shoulder before the decline.
+/// evening shoulder before the decline. The ramp takes about 40 minutes from 10% to 90%.
 fn weekday_shape(h: f64) -> f64 {
     let rise = |centre: f64, width: f64| 1.0 / (1.0 + (-(h - centre) / width).exp());
     let bump = |centre: f64, width: f64| (-((h - centre) / width).powi(2)).exp();
-    let day = rise(8.2, 0.25) * (1.0 - rise(22.3, 0.6));
+    let day = rise(8.2, 0.15) * (1.0 - rise(22.3, 0.6));
     let level = day * (0.8 + 0.2 * bump(15.0, 2.0)) + 0.3 * bump(20.5, 1.2) * (1.0 - day);
     let lunch = 1.0 - 0.3 * bump(12.6, 0.5);
     (level * lunch).clamp(0.0, 1.0)
