@@ -241,4 +241,28 @@ async fn foresight_matches_the_native_hpa_live() {
         !controller.log().contains("Forbidden"),
         "the controller hit a Forbidden with deploy/rbac.yaml's rights"
     );
+    // The HPA's own series, as kube-controller-manager names and labels them, counted the
+    // rescales both ways and every computation of the CPU metric.
+    let scraped = controller.scrape().await.expect("/metrics answers");
+    for series in [
+        "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_up\",error=\"none\"}",
+        "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_down\",error=\"none\"}",
+        "horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count{action=\"none\",error=\"none\"}",
+        "horizontal_pod_autoscaler_controller_metric_computation_total{action=\"scale_up\",error=\"none\",metric_type=\"Resource\"}",
+        "horizontal_pod_autoscaler_controller_metric_computation_duration_seconds_bucket{le=\"16.384\",action=\"none\",error=\"none\",metric_type=\"Resource\"}",
+    ] {
+        let count = scraped
+            .lines()
+            .find_map(|l| l.strip_prefix(series))
+            .and_then(|rest| rest.trim().parse::<f64>().ok());
+        assert!(
+            count.is_some_and(|c| c >= 1.0),
+            "{series} missing or zero in /metrics:\n{}",
+            scraped
+                .lines()
+                .filter(|l| l.starts_with("horizontal_pod_autoscaler"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
 }

@@ -44,6 +44,7 @@ use crate::pods::PodCache;
 use crate::sources::{MetricSources, Readings};
 use crate::status::{self, StatusError};
 use crate::target::ScaleClient;
+use crate::telemetry::hpa::{self, Action as HpaAction, ErrorKind};
 use crate::telemetry::{ApiCall, DecisionLabels, Telemetry};
 use foresight_api::selector::Selector;
 use foresight_api::EffectiveHorizontalPodAutoscaler;
@@ -267,8 +268,9 @@ pub async fn reconcile(
     let span = tracing::error_span!("reconcile", namespace = key.namespace, name = key.name);
     // Boxed: a sync waiting for its permit is then a few words, not the whole reconcile's
     // state, and under a backlog thousands of them wait.
+    let mut outcome = HpaOutcome::default();
     let inner = Box::pin(tracing::Instrument::instrument(
-        reconcile_inner(&obj, &ctx, &key),
+        reconcile_inner(&obj, &ctx, &key, &mut outcome),
         span,
     ));
     // A request the API server accepted but never answers (one in flight while it restarts)
@@ -277,9 +279,14 @@ pub async fn reconcile(
         Ok(result) => result,
         Err(_) => Err(ReconcileError::TimedOut(RECONCILE_TIMEOUT)),
     };
+    let took = started.elapsed();
+    ctx.telemetry.reconcile_duration.observe(took.as_secs_f64());
+    if result.is_err() && outcome.error == ErrorKind::None {
+        outcome.error = ErrorKind::Internal;
+    }
     ctx.telemetry
-        .reconcile_duration
-        .observe(started.elapsed().as_secs_f64());
+        .hpa
+        .reconciled(outcome.action, outcome.error, took);
     match &result {
         Ok(delay) => ctx.telemetry.sync_due(&key, *delay),
         Err(e) => {
@@ -303,12 +310,30 @@ pub fn error_policy(
     Action::requeue(ctx.settings.sync_period())
 }
 
+/// What a reconcile did, as the HPA's reconciliation series labels it: the rescale written
+/// (if any) and the first kind of error.
+#[derive(Clone, Copy, Debug)]
+struct HpaOutcome {
+    action: HpaAction,
+    error: ErrorKind,
+}
+
+impl Default for HpaOutcome {
+    fn default() -> Self {
+        HpaOutcome {
+            action: HpaAction::None,
+            error: ErrorKind::None,
+        }
+    }
+}
+
 /// One reconcile; says after how long to sync again. The autoscaler's memory is taken out
 /// once and put back once, whichever way the sync ends.
 async fn reconcile_inner(
     obj: &EffectiveHorizontalPodAutoscaler,
     ctx: &ReconcileContext,
     key: &AutoscalerKey,
+    outcome: &mut HpaOutcome,
 ) -> Result<Duration, ReconcileError> {
     let now = (ctx.clock)();
     let prior = obj.status.clone().unwrap_or_default();
@@ -316,19 +341,20 @@ async fn reconcile_inner(
         .memories
         .take(key)
         .unwrap_or_else(|| Memory::restored(&prior, now));
-    let result = sync(obj, ctx, key, &prior, &mut memory, now).await;
+    let result = sync(obj, ctx, key, (&prior, now), &mut memory, outcome).await;
     ctx.memories.put(key, memory);
     result
 }
 
-/// Compile, observe, decide, act, record.
+/// Compile, observe, decide, act, record (`prior` is the status the sync starts from, at
+/// `now`).
 async fn sync(
     obj: &EffectiveHorizontalPodAutoscaler,
     ctx: &ReconcileContext,
     key: &AutoscalerKey,
-    prior: &EffectiveHorizontalPodAutoscalerStatus,
+    (prior, now): (&EffectiveHorizontalPodAutoscalerStatus, Timestamp),
     memory: &mut Memory,
-    now: Timestamp,
+    outcome: &mut HpaOutcome,
 ) -> Result<Duration, ReconcileError> {
     let calls = ctx.telemetry.calls();
     let api: Api<EffectiveHorizontalPodAutoscaler> =
@@ -336,6 +362,7 @@ async fn sync(
     let autoscaler = match compile(obj, ctx, key, memory) {
         Ok(a) => a,
         Err(message) => {
+            outcome.error = ErrorKind::Spec;
             let written = report_invalid_spec(obj, ctx, &api, memory, &message, now).await;
             ctx.telemetry.autoscalers.record_invalid(key);
             written?;
@@ -348,15 +375,24 @@ async fn sync(
         return Ok(ctx.settings.cache_wait);
     }
 
-    let observation = observe(ctx, obj, &autoscaler, key, prior, now, &calls).await;
+    let (observation, durations) = observe(ctx, obj, &autoscaler, key, prior, now, &calls).await;
     let history = std::mem::take(&mut memory.history);
     let decision = decide(&autoscaler, &observation, prior.clone(), history, now);
-    let outcome = rescale(ctx, &autoscaler, &decision, &calls).await;
+    let rescaled = rescale(ctx, &autoscaler, &decision, &calls).await;
+    record_hpa_series(
+        ctx,
+        &autoscaler,
+        &decision,
+        &rescaled,
+        prior,
+        &durations,
+        outcome,
+    );
     let labels = DecisionLabels {
         direction: decision.direction().to_owned(),
         reason: decision.shaped_by().to_owned(),
     };
-    let reconciled = decision.finish(&autoscaler, outcome);
+    let reconciled = decision.finish(&autoscaler, rescaled);
     let new_status = status_after(obj, prior, &reconciled, &autoscaler, now);
 
     ctx.events
@@ -432,6 +468,29 @@ fn compile(
     }
 }
 
+/// The HPA's series for this decision: each metric's computation (when the decision got as
+/// far as its metrics), and the reconcile's action and error so far.
+fn record_hpa_series(
+    ctx: &ReconcileContext,
+    autoscaler: &Autoscaler,
+    decision: &Decision,
+    rescaled: &ScaleOutcome,
+    prior: &EffectiveHorizontalPodAutoscalerStatus,
+    durations: &[Duration],
+    outcome: &mut HpaOutcome,
+) {
+    let previous = prior.current_replicas.unwrap_or(0);
+    if let Some(computed) = hpa::computations(autoscaler, &decision.record, previous, durations) {
+        computed.iter().for_each(|m| ctx.telemetry.hpa.computed(m));
+    }
+    if let (ScaleOutcome::Applied { .. }, Some(to)) = (rescaled, decision.scale_to) {
+        outcome.action = HpaAction::between(decision.current_replicas, to);
+    }
+    if decision.error.is_some() || matches!(rescaled, ScaleOutcome::Failed(_)) {
+        outcome.error = ErrorKind::Internal;
+    }
+}
+
 /// Writes the scale the decision asks for, if any.
 async fn rescale(
     ctx: &ReconcileContext,
@@ -480,7 +539,8 @@ fn status_after(
 }
 
 /// Reads the world for one decision: other autoscalers on the target, what prediction
-/// offers, the pause annotations, then the target's scale, pods and metrics.
+/// offers, the pause annotations, then the target's scale, pods and metrics; and how long
+/// each metric's reads took (none when no metric was read).
 async fn observe(
     ctx: &ReconcileContext,
     obj: &EffectiveHorizontalPodAutoscaler,
@@ -489,7 +549,7 @@ async fn observe(
     prior: &EffectiveHorizontalPodAutoscalerStatus,
     now: Timestamp,
     calls: &ApiCall,
-) -> Observation {
+) -> (Observation, Vec<Duration>) {
     // The spec changed since status last recorded it (or status was never written).
     let spec_changed = obj.metadata.generation != prior.observed_generation;
     let annotations = obj.metadata.annotations.iter().flatten();
@@ -509,9 +569,10 @@ async fn observe(
         Ok(s) => s,
         Err(e) => {
             observation.scale = Err(e.to_string());
-            return observation;
+            return (observation, Vec::new());
         }
     };
+    let mut durations = Vec::new();
     match Selector::parse(&scale.selector) {
         // The decision reports it as Kubernetes does (ScalingActive=False, InvalidSelector).
         Err(e) => observation.selector_error = Some(e.to_string()),
@@ -523,12 +584,13 @@ async fn observe(
                     scale: &scale,
                     proposing,
                 };
-                read_metrics(ctx, autoscaler, &workload, now, calls, &mut observation).await;
+                durations =
+                    read_metrics(ctx, autoscaler, &workload, now, calls, &mut observation).await;
             }
         }
     }
     observation.scale = Ok(scale);
-    observation
+    (observation, durations)
 }
 
 /// The other autoscalers (`namespace/name`) that target the same workload.
@@ -581,7 +643,8 @@ struct Workload<'a> {
 }
 
 /// Reads the target's pods and every metric into `observation`, and tells the forecast cache
-/// what the decision will assume of the workload (for its headroom and replays).
+/// what the decision will assume of the workload (for its headroom and replays); returns how
+/// long each metric's reads took.
 async fn read_metrics(
     ctx: &ReconcileContext,
     autoscaler: &Arc<Autoscaler>,
@@ -589,7 +652,7 @@ async fn read_metrics(
     now: Timestamp,
     calls: &ApiCall,
     observation: &mut Observation,
-) {
+) -> Vec<Duration> {
     observation.pods = ctx.pods.select(&autoscaler.namespace, workload.selector);
     if let (Some(cache), Some(policy)) = (&ctx.forecasts, &autoscaler.prediction) {
         let reach = forecasting::reach(
@@ -605,6 +668,7 @@ async fn read_metrics(
     let Readings {
         resource_metrics,
         metrics,
+        durations,
     } = ctx
         .sources
         .read(
@@ -619,6 +683,7 @@ async fn read_metrics(
     for (seen, reading) in observation.metrics.iter_mut().zip(metrics) {
         seen.reading = reading;
     }
+    durations
 }
 
 /// What prediction offers each metric of `autoscaler` (empty when prediction is off): the

@@ -489,7 +489,10 @@ fn metric_names(expr: &str) -> Vec<String> {
             continue;
         }
         for word in piece.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-            if word.starts_with("foresight_") || word.starts_with("process_") {
+            if ["foresight_", "process_", "horizontal_pod_autoscaler_"]
+                .iter()
+                .any(|prefix| word.starts_with(prefix))
+            {
                 names.push(word.to_owned());
             }
         }
@@ -543,6 +546,7 @@ fn every_dashboard_query_reads_a_documented_series() {
         "foresight_autoscaler_limited",
         "foresight_autoscaler_prediction_ready",
         "foresight_reconcile_duration_seconds_bucket",
+        "horizontal_pod_autoscaler_controller_reconciliations_total",
         "foresight_reconcile_errors_total",
     ] {
         assert!(

@@ -17,6 +17,7 @@ use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_k8s::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use foresight_k8s::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
+use foresight_k8s::telemetry::hpa::{Action, ErrorKind, MetricComputation};
 use foresight_k8s::telemetry::{Build, Call, DecisionLabels, Telemetry};
 
 /// Family name → label names, from `docs/metrics.md`'s tables.
@@ -101,6 +102,14 @@ fn filled_telemetry() -> Arc<Telemetry> {
     });
     t.register_prometheus(client, cache, Arc::new(jiff::Timestamp::now));
     let t = Arc::new(t);
+    t.hpa
+        .reconciled(Action::ScaleUp, ErrorKind::None, Duration::from_millis(4));
+    t.hpa.computed(&MetricComputation {
+        metric_type: "Resource".into(),
+        action: Action::ScaleUp,
+        error: ErrorKind::None,
+        duration: Duration::from_millis(1),
+    });
 
     let spec = serde_json::from_value(serde_json::json!({
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},

@@ -36,6 +36,9 @@ pub struct Readings {
     pub resource_metrics: Result<Vec<PodResourceSample>, String>,
     /// One entry per spec metric.
     pub metrics: Vec<MetricData>,
+    /// How long each spec metric's reads took (a Resource metric's: the shared PodMetrics
+    /// list's), for the HPA's metric computation series.
+    pub durations: Vec<std::time::Duration>,
 }
 
 /// The metrics APIs, and Prometheus when the controller has one.
@@ -80,13 +83,13 @@ impl MetricSources {
             .iter()
             .any(|m| matches!(m.source, MetricSource::Resource { .. }));
         let resource_metrics = async {
+            let started = Instant::now();
             if needs_resource {
-                let started = Instant::now();
                 let read = self.pod_metrics.select(ns, selector, calls).await;
                 calls.metric_read("resource", started.elapsed(), read.is_err());
-                read
+                (read, started.elapsed())
             } else {
-                Ok(Vec::new())
+                (Ok(Vec::new()), started.elapsed())
             }
         };
         let per_metric = futures::future::join_all(autoscaler.metrics.iter().map(|m| async {
@@ -96,12 +99,23 @@ impl MetricSources {
                 let failed = matches!(data, MetricData::Failed(_));
                 calls.metric_read(source, started.elapsed(), failed);
             }
-            data
+            (data, started.elapsed())
         }));
-        let (resource_metrics, metrics) = futures::join!(resource_metrics, per_metric);
+        let ((resource_metrics, resource_took), read) =
+            futures::join!(resource_metrics, per_metric);
+        let durations = autoscaler
+            .metrics
+            .iter()
+            .zip(&read)
+            .map(|(m, (_, took))| match m.source {
+                MetricSource::Resource { .. } => resource_took,
+                _ => *took,
+            })
+            .collect();
         Readings {
             resource_metrics,
-            metrics,
+            metrics: read.into_iter().map(|(data, _)| data).collect(),
+            durations,
         }
     }
 

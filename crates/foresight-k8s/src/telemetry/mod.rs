@@ -7,6 +7,7 @@
 
 pub mod autoscalers;
 pub mod forecasts;
+pub mod hpa;
 pub mod process;
 
 use std::collections::HashMap;
@@ -146,6 +147,8 @@ pub struct Telemetry {
     leader: Gauge,
     /// The per-autoscaler series.
     pub autoscalers: AutoscalerSeries,
+    /// The series kube-controller-manager exports for its HPAs.
+    pub hpa: hpa::HpaMetrics,
     queue: Arc<Queue>,
     ready: AtomicBool,
 }
@@ -178,6 +181,7 @@ impl Telemetry {
             source_errors: Family::default(),
             leader: Gauge::default(),
             autoscalers: AutoscalerSeries::default(),
+            hpa: hpa::HpaMetrics::default(),
             queue: Arc::new(Queue::default()),
             ready: AtomicBool::new(false),
         };
@@ -236,6 +240,7 @@ impl Telemetry {
         );
         r.register_collector(Box::new(QueueCollector(t.queue.clone())));
         t.autoscalers.register(r);
+        t.hpa.register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
         Telemetry { registry, ..t }
     }
