@@ -92,18 +92,54 @@ pub fn crane_traces_or_skip(test: &str) -> Option<PathBuf> {
 /// Crane's twelve traces by name and SHA-256 (gocrane/crane, `pkg/prediction/dsp/test_data`),
 /// so that a test which asserts what is known of one file only runs on that very file.
 const CRANE_FILES: [(&str, &str); 12] = [
-    ("input0.csv", "5e82745e6263cabb3e354fc7d180a59891155d6e3c3755fd5cb32da6fc43985f"),
-    ("input1.csv", "998a32ccd406c86d087c7e571dc6a18f5f1777e173b135c421720c7ccecc2745"),
-    ("input2.csv", "47b690dc7d429acf55f7ac005c537550af4d722e56e2a1ba29366a12b9cf3782"),
-    ("input3.csv", "6e4dd8ac40997e1143471f21ecd4ec97ee198155c4cc3ebb865063ca74f25ee4"),
-    ("input4.csv", "d2ee084db906cafeca8998acfdc199d2ba7d1b24831f8490ca251a30c13ba96a"),
-    ("input5.csv", "1267195d354be015f999bec08703bc9d9317ff825f3a9932a1da87294e439706"),
-    ("input6.csv", "de6040fc7381ff2d3a4d3f02d9baa941f135f76e813c5a5110b054e39f36811e"),
-    ("input7.csv", "551f08d7f9dcf83ea1d56493c5cea91bc5a03e7e5b808680eb13b0a61abebcd9"),
-    ("input8.csv", "fd2bc740e3d93c04ea5d019e1afd025a5d663d355d88dd0a101bf6d35046eefd"),
-    ("input9.csv", "637b232601f5dfa87b1e13e81277beda0b803890d4230e3cef2f8aab955ca77b"),
-    ("input10.csv", "cbea0d37a182b946bceda6a184f8731d9f8ce9342429b9751251c84284587d37"),
-    ("input11.csv", "1fd67257a08c9b1c0b7334b90df31fbc277c04be45770c7fc4480296abf37959"),
+    (
+        "input0.csv",
+        "5e82745e6263cabb3e354fc7d180a59891155d6e3c3755fd5cb32da6fc43985f",
+    ),
+    (
+        "input1.csv",
+        "998a32ccd406c86d087c7e571dc6a18f5f1777e173b135c421720c7ccecc2745",
+    ),
+    (
+        "input2.csv",
+        "47b690dc7d429acf55f7ac005c537550af4d722e56e2a1ba29366a12b9cf3782",
+    ),
+    (
+        "input3.csv",
+        "6e4dd8ac40997e1143471f21ecd4ec97ee198155c4cc3ebb865063ca74f25ee4",
+    ),
+    (
+        "input4.csv",
+        "d2ee084db906cafeca8998acfdc199d2ba7d1b24831f8490ca251a30c13ba96a",
+    ),
+    (
+        "input5.csv",
+        "1267195d354be015f999bec08703bc9d9317ff825f3a9932a1da87294e439706",
+    ),
+    (
+        "input6.csv",
+        "de6040fc7381ff2d3a4d3f02d9baa941f135f76e813c5a5110b054e39f36811e",
+    ),
+    (
+        "input7.csv",
+        "551f08d7f9dcf83ea1d56493c5cea91bc5a03e7e5b808680eb13b0a61abebcd9",
+    ),
+    (
+        "input8.csv",
+        "fd2bc740e3d93c04ea5d019e1afd025a5d663d355d88dd0a101bf6d35046eefd",
+    ),
+    (
+        "input9.csv",
+        "637b232601f5dfa87b1e13e81277beda0b803890d4230e3cef2f8aab955ca77b",
+    ),
+    (
+        "input10.csv",
+        "cbea0d37a182b946bceda6a184f8731d9f8ce9342429b9751251c84284587d37",
+    ),
+    (
+        "input11.csv",
+        "1fd67257a08c9b1c0b7334b90df31fbc277c04be45770c7fc4480296abf37959",
+    ),
 ];
 
 /// The SHA-256 of `bytes`, in hex.

@@ -204,8 +204,8 @@ pub fn generate(config: &SyntheticConfig) -> Vec<LoadPoint> {
         };
         let random = random_spike.as_ref().map_or(0.0, |s| s.boost(ts));
         let floor = config.floor_noise * normal(&mut rng);
-        let value = growth * (rhythm * (1.0 + wander) + (random + scheduled) * rhythm.max(0.3))
-            + floor;
+        let value =
+            growth * (rhythm * (1.0 + wander) + (random + scheduled) * rhythm.max(0.3)) + floor;
         points.push(LoadPoint {
             ts,
             value: value.max(0.0),

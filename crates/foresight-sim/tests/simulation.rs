@@ -3,6 +3,7 @@
 
 use foresight_sim::load::{LoadPoint, LoadTrace};
 use foresight_sim::policy::{policies_from_manifest, Policy};
+use foresight_sim::score::Scores;
 use foresight_sim::simulation::{compile_policies, scaled_load};
 use foresight_sim::summary::to_json;
 use foresight_sim::synthetic::{generate, SyntheticConfig};
@@ -250,23 +251,59 @@ fn a_fleet_gives_the_same_scores_on_any_number_of_threads() {
     assert_eq!(names, ["w0", "w1", "w2", "w3", "w4", "w5"]);
 }
 
-#[test]
-fn on_the_bundled_workload_prediction_leaves_fewer_minutes_under_provisioned() {
+/// The bundled example's reactive variant and `variant` on `raw`, at a 60 s start-up.
+fn example_against_reactive(raw: &LoadTrace, variant: &str) -> (Scores, Scores) {
     let example = &policy(include_str!("../../../examples/simulate/policy.yaml"))[0];
-    let raw = LoadTrace::new(generate(&SyntheticConfig::bundled())).unwrap();
-    let policies = [
-        example.reactive("reactive"),
-        example.without_crons("predictive"),
-    ];
+    let other = match variant {
+        "predictive" => example.without_crons(variant),
+        _ => example.clone(),
+    };
+    let policies = [example.reactive("reactive"), other];
     let compiled = compile_policies(&policies).unwrap();
     let model = ModelConfig::default();
     assert_eq!(model.startup_delay_seconds, 60);
-    let load = scaled_load(&raw, LoadScale::PeakReplicas(20), &compiled, &model);
+    let load = scaled_load(raw, LoadScale::PeakReplicas(20), &compiled, &model);
     let sim = simulate(&load, &compiled, &model, &|_| {}).unwrap();
-    let (reactive, predictive) = (&sim.policies[0].scores, &sim.policies[1].scores);
+    (
+        sim.policies[0].scores.clone(),
+        sim.policies[1].scores.clone(),
+    )
+}
+
+#[test]
+fn on_cranes_input0_prediction_leaves_fewer_minutes_under_provisioned() {
+    let test = "simulation::on_cranes_input0_prediction_leaves_fewer_minutes_under_provisioned";
+    let Some(dir) = foresight_fixtures::crane_traces_or_skip(test) else {
+        return;
+    };
+    let Some(path) = foresight_fixtures::crane_file(&dir, "input0.csv") else {
+        foresight_fixtures::skip(test, "the traces directory holds no Crane input0.csv");
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap();
+    let samples = foresight_core::trace::parse_csv(&text).unwrap();
+    let points = samples
+        .iter()
+        .map(|s| LoadPoint {
+            ts: s.ts,
+            value: s.value,
+        })
+        .collect();
+    let (reactive, predictive) =
+        example_against_reactive(&LoadTrace::new(points).unwrap(), "predictive");
     assert!(
         predictive.under_provisioned_minutes < reactive.under_provisioned_minutes,
         "reactive {reactive:?}\npredictive {predictive:?}"
+    );
+}
+
+#[test]
+fn on_the_bundled_workload_the_morning_cron_leaves_fewer_minutes_under_provisioned() {
+    let raw = LoadTrace::new(generate(&SyntheticConfig::bundled())).unwrap();
+    let (reactive, with_cron) = example_against_reactive(&raw, "predictive+cron");
+    assert!(
+        with_cron.under_provisioned_minutes < reactive.under_provisioned_minutes,
+        "reactive {reactive:?}\npredictive+cron {with_cron:?}"
     );
 }
 
