@@ -34,8 +34,11 @@ const MINUTE: i64 = 60;
 const DAY: i64 = 86_400;
 const WEEK: i64 = 604_800;
 
+/// One of Crane's traces: its file, the raw path's period in seconds and the production path's.
+type Known = (PathBuf, Option<i64>, Option<Period>);
+
 /// Crane's traces with what is known of each, or `None` after recording the skip.
-fn expected(test: &str) -> Option<Vec<(PathBuf, Option<i64>, Option<Period>)>> {
+fn expected(test: &str) -> Option<Vec<Known>> {
     let files = foresight_fixtures::all_crane_files_or_skip(test)?;
     Some(
         EXPECTED
