@@ -225,6 +225,73 @@ fn every_line_shows(report: &Path, dom: &str, id: &str, class: &str, policies: u
     }
 }
 
+/// Where Chromium lays out the marks of the chart `id`: the report is copied with a script
+/// that measures every circle and label with `getBBox` and writes what it finds into the page,
+/// so the positions are the browser's, not the ones the report meant. Returns the number of
+/// circles and one line per mark whose centre lies outside the plot (the chart's clip
+/// rectangle) or label that leaves the chart.
+fn marks_outside_the_plot(report: &Path, profile: &Path, id: &str) -> (usize, Vec<String>) {
+    let html = std::fs::read_to_string(report).unwrap();
+    let script = format!(
+        r#"<script>
+(() => {{
+  const svg = document.getElementById("{id}");
+  const clip = svg.querySelector("clipPath rect");
+  const [x, y, w, h] = ["x", "y", "width", "height"].map((a) => +clip.getAttribute(a));
+  const view = svg.viewBox.baseVal;
+  // Where the browser put an element, in the chart's own units: its box on the page mapped
+  // back through the chart's transform to the screen (so rotated titles count as drawn).
+  const toChart = svg.getScreenCTM().inverse();
+  const box = (el) => {{
+    const r = el.getBoundingClientRect();
+    const a = new DOMPoint(r.left, r.top).matrixTransform(toChart);
+    const b = new DOMPoint(r.right, r.bottom).matrixTransform(toChart);
+    return {{ x: a.x, y: a.y, w: b.x - a.x, h: b.y - a.y }};
+  }};
+  const lines = [];
+  let circles = 0;
+  for (const c of svg.querySelectorAll("circle")) {{
+    circles += 1;
+    const b = box(c);
+    const cx = b.x + b.w / 2, cy = b.y + b.h / 2;
+    if (cx < x - 0.5 || cx > x + w + 0.5 || cy < y - 0.5 || cy > y + h + 0.5) {{
+      const title = c.querySelector("title");
+      lines.push("circle at " + cx.toFixed(1) + "," + cy.toFixed(1) + " outside " + [x, y, w, h].join(",") + ": " + (title ? title.textContent : ""));
+    }}
+  }}
+  for (const t of svg.querySelectorAll("text")) {{
+    const b = box(t);
+    if (b.x < -1 || b.y < -1 || b.x + b.w > view.width + 1 || b.y + b.h > view.height + 1) {{
+      lines.push("text at " + [b.x, b.y, b.w, b.h].map((v) => v.toFixed(1)).join(",") + " leaves the chart: " + t.textContent);
+    }}
+  }}
+  const pre = document.createElement("pre");
+  pre.id = "geometry";
+  pre.textContent = ["circles " + circles].concat(lines).join("\n");
+  document.body.appendChild(pre);
+}})();
+</script>"#
+    );
+    let end = html.rfind("</body>").expect("the report has a body");
+    let measured = report.with_file_name("measured.html");
+    std::fs::write(
+        &measured,
+        format!("{}{script}{}", &html[..end], &html[end..]),
+    )
+    .unwrap();
+    let dom = dump_dom(&measured, profile);
+    let geometry = element(&dom, "pre", "geometry");
+    let text = &geometry[geometry.find('>').map_or(0, |i| i + 1)..];
+    let text = text.trim_end_matches("</pre>");
+    let mut lines = text.lines();
+    let circles = lines
+        .next()
+        .and_then(|l| l.strip_prefix("circles "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("the script ran in the browser");
+    (circles, lines.map(str::to_owned).collect())
+}
+
 #[test]
 fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
@@ -343,6 +410,28 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
         );
     }
     assert!(element(&dom, "li", "prediction-status-1").contains("ready after"));
+    // The bundled frontier runs from replays short a few minutes to ones short for days:
+    // every point and label drawn lies inside the chart, and what is left out is named.
+    let (circles, outside) = marks_outside_the_plot(
+        &report,
+        &dir.path().join("profile-geometry"),
+        "chart-frontier",
+    );
+    assert!(
+        outside.is_empty(),
+        "marks outside the plot:\n{}",
+        outside.join("\n")
+    );
+    let frontier_points = chart.matches("class=\"frontier-point\"").count();
+    assert_eq!(circles, frontier_points + 3, "{chart}");
+    assert!(
+        frontier_points >= 5,
+        "{frontier_points} reactive replays drawn: {chart}"
+    );
+    assert!(
+        chart.contains("(log scale)"),
+        "the minutes axis says it is logarithmic"
+    );
 
     // Each policy's charts: its capacity, its replicas with one hover mark per rescale.
     for i in 0..3 {
@@ -374,7 +463,11 @@ fn without_arguments_it_writes_a_report_that_renders_its_charts_and_scores_in_ch
     );
 
     // Readable axes: day labels in the service's zone, value axis titles with units.
-    assert!(capacity.contains("Thu 12 Aug"), "no day labels");
+    // The bundled workload starts on Monday 1 January 2024, Shanghai time.
+    assert!(
+        capacity.contains("Mon 01 Jan") || capacity.contains("Mon 08 Jan"),
+        "no day labels"
+    );
     assert!(capacity.contains("load (cores)"));
     assert!(capacity.contains("time (Asia/Shanghai)"));
     assert!(replicas.contains(">replicas<"));

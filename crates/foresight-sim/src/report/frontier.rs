@@ -60,19 +60,31 @@ pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> Strin
     svg.push_str("</g>");
     let _ = write!(
         svg,
-        "<text class=\"axis-title\" x=\"{:.1}\" y=\"{:.1}\" >under-provisioned minutes</text><text class=\"axis-title\" \
+        "<text class=\"axis-title\" x=\"{:.1}\" y=\"{:.1}\" >under-provisioned minutes (log scale)</text><text class=\"axis-title\" \
          transform=\"translate(14 {:.1}) rotate(-90)\">replica-hours</text>",
         (LEFT + WIDTH - RIGHT) / 2.0,
         HEIGHT - 8.0,
         (TOP + HEIGHT - BOTTOM) / 2.0,
     );
+    if let Some(note) = left_out_note(simulation, comparison) {
+        let _ = write!(
+            svg,
+            "<text class=\"left-out\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            WIDTH - RIGHT,
+            TOP - 6.0,
+            escape(&note)
+        );
+    }
     frontier_and_bound(&mut svg, &axes, &simulation.bound, comparison);
     policy_points(&mut svg, &axes, simulation, comparison);
     svg.push_str("</svg>");
     svg
 }
 
-/// The plot's scales: under-provisioned minutes across, replica-hours up.
+/// The plot's scales: under-provisioned minutes across on a symmetric-log scale (0, 1, 10,
+/// 100, … so that a replay short 8,000 minutes sits beside one short 20 without crushing it),
+/// replica-hours up on a linear one. Every point drawn lies inside them; reactive replays
+/// costlier than the chart's ceiling are left out and named by [`left_out_note`].
 struct Axes {
     x_ticks: Vec<f64>,
     x_max: f64,
@@ -81,43 +93,43 @@ struct Axes {
     y_step: f64,
 }
 
+/// How much dearer than the costliest policy (or the bound) a reactive replay may be and still
+/// be drawn: the frontier's safe end climbs steeply, and following it to the top would flatten
+/// the stretch where the policies are.
+const COST_CEILING: f64 = 1.6;
+
 impl Axes {
-    /// The interesting stretch: up to a little past the riskiest policy (and the baseline's
-    /// own target), replays far riskier running off the right edge; up from just below the
-    /// bound to the costliest point shown.
     fn fit(simulation: &Simulation, comparison: &Comparison) -> Axes {
         let bound: &ClairvoyantBound = &simulation.bound;
-        let policies: Vec<(f64, f64)> = simulation
+        let policies = simulation
             .policies
             .iter()
-            .map(|p| (p.scores.under_provisioned_minutes, p.scores.replica_hours))
-            .collect();
-        let envelope = comparison.frontier.envelope();
-        let baseline_under = comparison
+            .map(|p| (p.scores.under_provisioned_minutes, p.scores.replica_hours));
+        let ceiling = cost_ceiling(simulation);
+        let shown_frontier = comparison
             .frontier
             .points
             .iter()
-            .find(|p| p.level == comparison.frontier.baseline_level)
-            .map_or(0.0, |p| p.under_provisioned_minutes);
-        let x_want = policies
+            .filter(|p| p.replica_hours <= ceiling)
+            .map(|p| (p.under_provisioned_minutes, p.replica_hours));
+        let shown: Vec<(f64, f64)> = policies
+            .chain(shown_frontier)
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        let x_want = shown.iter().map(|p| p.0).fold(1.0, f64::max);
+        let x_ticks = log_ticks(x_want);
+        let x_max = x_ticks.last().copied().unwrap_or(1.0).max(1.0);
+        let y_top = shown
             .iter()
-            .map(|p| p.0)
-            .fold(baseline_under, f64::max)
-            .max(1.0)
-            * 1.4;
-        let x_ticks = nice_ticks(x_want, 6);
-        let x_max = x_ticks
-            .last()
-            .copied()
-            .unwrap_or(1.0)
-            .max(f64::MIN_POSITIVE);
-        let shown_costs = envelope
+            .map(|p| p.1)
+            .fold(bound.replica_hours, f64::max)
+            * 1.05;
+        let y_bottom = shown
             .iter()
-            .filter(|p| p.under_provisioned_minutes <= x_max)
-            .map(|p| p.replica_hours)
-            .chain(policies.iter().map(|p| p.1));
-        let y_top = shown_costs.fold(bound.replica_hours, f64::max) * 1.05;
-        let y_bottom = (bound.replica_hours * 0.9).max(0.0);
+            .map(|p| p.1)
+            .fold(bound.replica_hours, f64::min)
+            .max(0.0)
+            * 0.9;
         let y_step = nice_ticks(y_top - y_bottom, 5)
             .get(1)
             .copied()
@@ -135,12 +147,80 @@ impl Axes {
     }
 
     fn x(&self, v: f64) -> f64 {
-        LEFT + v.clamp(0.0, self.x_max) / self.x_max * (WIDTH - LEFT - RIGHT)
+        LEFT + symlog(v) / symlog(self.x_max) * (WIDTH - LEFT - RIGHT)
     }
 
     fn y(&self, v: f64) -> f64 {
         TOP + (1.0 - (v - self.y_min) / (self.y_max - self.y_min)) * (HEIGHT - TOP - BOTTOM)
     }
+
+    /// Whether a point falls inside the plot (it is drawn only then).
+    fn holds(&self, minutes: f64, replica_hours: f64) -> bool {
+        minutes.is_finite()
+            && (0.0..=self.x_max).contains(&minutes)
+            && (self.y_min..=self.y_max).contains(&replica_hours)
+    }
+}
+
+/// The replica-hours above which a reactive replay is left off the chart.
+fn cost_ceiling(simulation: &Simulation) -> f64 {
+    simulation
+        .policies
+        .iter()
+        .map(|p| p.scores.replica_hours)
+        .fold(simulation.bound.replica_hours, f64::max)
+        * COST_CEILING
+}
+
+/// Zero stays zero, each decade takes the same width.
+fn symlog(v: f64) -> f64 {
+    v.max(0.0).ln_1p()
+}
+
+/// 0, then 1, 10, 100, … up to the first decade at or past `max`; where that is only a
+/// decade or two, the 2s and 5s between them as well.
+fn log_ticks(max: f64) -> Vec<f64> {
+    let mut decades = vec![1.0];
+    while decades.last().is_some_and(|d| *d < max) && decades.len() < 12 {
+        let next = decades.last().copied().unwrap_or(1.0) * 10.0;
+        decades.push(next);
+    }
+    let mut ticks = vec![0.0];
+    if decades.len() <= 3 {
+        for d in &decades {
+            ticks.push(*d);
+            if *d < max {
+                ticks.extend([2.0 * d, 5.0 * d].into_iter().filter(|t| *t < max * 1.0001));
+            }
+        }
+        // End on the first tick at or past the largest value.
+        if let Some(end) = ticks.iter().position(|t| *t >= max) {
+            ticks.truncate(end + 1);
+        }
+    } else {
+        ticks.extend(decades);
+    }
+    ticks
+}
+
+/// The sentence under the plot naming the reactive replays it leaves out, if any.
+fn left_out_note(simulation: &Simulation, comparison: &Comparison) -> Option<String> {
+    let ceiling = cost_ceiling(simulation);
+    let left_out: Vec<&str> = comparison
+        .frontier
+        .points
+        .iter()
+        .filter(|p| p.replica_hours > ceiling)
+        .map(|p| p.target.as_str())
+        .collect();
+    if left_out.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "not drawn: reactive at {} (dearer than {:.0} replica-h)",
+        left_out.join(", "),
+        ceiling
+    ))
 }
 
 /// The bound and the reactive frontier (its envelope and every replay), clipped to the plot.
@@ -181,7 +261,12 @@ fn frontier_and_bound(
          stroke-width:2\"/>",
         path.join(" ")
     );
-    for p in &comparison.frontier.points {
+    for p in comparison
+        .frontier
+        .points
+        .iter()
+        .filter(|p| axes.holds(p.under_provisioned_minutes, p.replica_hours))
+    {
         let _ = write!(
             svg,
             "<circle class=\"frontier-point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" \
@@ -206,21 +291,30 @@ fn policy_points(svg: &mut String, axes: &Axes, simulation: &Simulation, compari
         .enumerate()
     {
         let s = &outcome.scores;
+        if !axes.holds(s.under_provisioned_minutes, s.replica_hours) {
+            continue;
+        }
         let (cx, cy) = (axes.x(s.under_provisioned_minutes), axes.y(s.replica_hours));
+        // A label right of its point, or left of it in the plot's right third, so it stays
+        // inside the chart.
+        let (label_x, anchor) = if cx > LEFT + (WIDTH - LEFT - RIGHT) * 2.0 / 3.0 {
+            (cx - 9.0, "end")
+        } else {
+            (cx + 9.0, "start")
+        };
+        let label_y = (cy - 8.0 + 14.0 * i as f64).clamp(TOP + 10.0, HEIGHT - BOTTOM - 4.0);
         let _ = write!(
             svg,
             "<g class=\"policy-point\" id=\"frontier-policy-{i}\"><circle cx=\"{cx:.1}\" \
              cy=\"{cy:.1}\" r=\"{:.1}\" style=\"fill:{};stroke:#fff;stroke-width:1.5\"><title>{}: \
-             {:.1} min, {:.1} replica-h; {}</title></circle><text x=\"{:.1}\" \
-             y=\"{:.1}\">{}</text></g>",
+             {:.1} min, {:.1} replica-h; {}</title></circle><text x=\"{label_x:.1}\" \
+             y=\"{label_y:.1}\" text-anchor=\"{anchor}\">{}</text></g>",
             7.0 - i as f64 * 0.8,
             colour(i),
             escape(&s.name),
             s.under_provisioned_minutes,
             s.replica_hours,
             escape(&judged.verdict()),
-            cx + 9.0,
-            cy - 8.0 + 14.0 * i as f64,
             escape(&s.name)
         );
     }
@@ -231,5 +325,39 @@ fn tick(v: f64) -> String {
         format!("{}", v.round() as i64)
     } else {
         format!("{v:.1}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_minutes_axis_ends_past_the_riskiest_point_it_must_hold() {
+        assert_eq!(
+            log_ticks(8_450.0),
+            vec![0.0, 1.0, 10.0, 100.0, 1_000.0, 10_000.0]
+        );
+        assert_eq!(log_ticks(20.0), vec![0.0, 1.0, 2.0, 5.0, 10.0, 20.0]);
+        assert_eq!(log_ticks(0.3), vec![0.0, 1.0]);
+    }
+
+    #[test]
+    fn points_far_apart_in_minutes_land_apart_on_the_chart() {
+        let axes = Axes {
+            x_ticks: log_ticks(8_450.0),
+            x_max: 10_000.0,
+            y_min: 0.0,
+            y_max: 1.0,
+            y_step: 1.0,
+        };
+        let xs: Vec<f64> = [0.0, 20.0, 21.0, 49.0, 119.0, 8_450.0]
+            .iter()
+            .map(|m| axes.x(*m))
+            .collect();
+        assert!(xs.windows(2).all(|w| w[1] > w[0]), "{xs:?}");
+        assert_eq!(xs[0], LEFT);
+        assert!(xs[5] < WIDTH - RIGHT, "{xs:?}");
+        assert!(!axes.holds(10_001.0, 0.5) && !axes.holds(5.0, 1.5) && axes.holds(5.0, 0.5));
     }
 }
