@@ -100,6 +100,7 @@ fn files() -> Vec<(&'static str, String)> {
             format!("{EHPA}  minReplicas: .nan\n  maxReplicas: 20\n"),
         ),
         ("no-max.yaml", format!("{EHPA}  minReplicas: 2\n")),
+        ("no-max-snapshot.yaml", edited("    maxReplicas: 20\n", "")),
         ("hpa-no-max.yaml", format!("{HPA}  minReplicas: 2\n")),
         ("bomb.yaml", alias_bomb()),
         (
@@ -329,6 +330,13 @@ const CASES: &[Case] = &[
         args: &["validate", "no-max.yaml"],
         exit: 1,
         says: &["spec.maxReplicas: Required value", "1 problem(s)"],
+        never: &["Invalid value: \"0\""],
+    },
+    Case {
+        name: "5. a snapshot's autoscaler without maxReplicas: Required, once",
+        args: &["explain", "--snapshot", "no-max-snapshot.yaml"],
+        exit: 1,
+        says: &["no-max-snapshot.yaml: autoscaler: spec.maxReplicas: Required value"],
         never: &["Invalid value: \"0\""],
     },
     Case {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use foresight_api::import::{spec_from_hpa, status_from_hpa};
-use foresight_api::manifest::{classify, Document};
+use foresight_api::manifest::{classify, missing_required, Document};
 use foresight_api::quantity::Quantity;
 use foresight_api::status::{
     ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, ScalingHistory,
@@ -655,6 +655,10 @@ impl Snapshot {
                     format!("Invalid value: {count}: must be greater than or equal to 0"),
                 ));
             }
+        }
+        // Said once, as the API server says it, rather than as the invalid 0 it reads as.
+        if let Some(missing) = missing_required(&self.autoscaler).first() {
+            return Err(err("autoscaler", missing.to_string()));
         }
         let config = self.config.to_config()?;
         let namespace = namespace.unwrap_or_else(|| "default".to_owned());
