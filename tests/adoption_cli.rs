@@ -3,6 +3,8 @@
 //! line from the list of rough edges this path had, with the exit code and the words the
 //! user must (and must not) see.
 
+mod owned_process;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -579,20 +581,23 @@ fn human_logs_into_a_pipe_have_no_colour() {
          contexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: t}\n",
     )
     .expect("write a kubeconfig");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_foresight"))
-        .args([
-            "controller",
-            "--log-format",
-            "human",
-            "--metrics-address",
-            "127.0.0.1:0",
-        ])
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the controller starts");
+    // The controller runs until stopped: the test stops it (and whatever it started), even
+    // when it fails on the way.
+    let mut child = owned_process::Owned::spawn(
+        Command::new(env!("CARGO_BIN_EXE_foresight"))
+            .args([
+                "controller",
+                "--log-format",
+                "human",
+                "--metrics-address",
+                "127.0.0.1:0",
+            ])
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
+    .expect("the controller starts");
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let mut first = Vec::new();
     let mut byte = [0u8; 1];
@@ -603,8 +608,7 @@ fn human_logs_into_a_pipe_have_no_colour() {
             _ => break,
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    child.end();
     let line = String::from_utf8_lossy(&first);
     assert!(line.contains("starting controller"), "{line}");
     assert!(!line.contains('\u{1b}'), "colour codes in a pipe: {line:?}");

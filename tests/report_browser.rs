@@ -4,6 +4,8 @@
 //! Needs Chromium: `apt-get install -y chromium` on Debian (CI installs it), or point
 //! `FORESIGHT_CHROMIUM` at a Chrome or Chromium binary. Without one the test fails.
 
+mod owned_process;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,23 +39,25 @@ fn chromium() -> PathBuf {
 /// The DOM Chromium builds from `file` (its `--dump-dom` output).
 fn dump_dom(file: &Path, profile: &Path) -> String {
     let url = format!("file://{}", file.display());
-    let mut child = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(&url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Chromium starts");
+    // Chromium starts helper processes of its own; the whole group ends with the test.
+    let mut child = owned_process::Owned::spawn(
+        Command::new(chromium())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg("--dump-dom")
+            .arg(&url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .expect("Chromium starts");
     // Read the DOM while the browser writes it (it is larger than a pipe's buffer).
     let mut stdout = child.stdout.take().expect("Chromium's stdout");
     let reader = std::thread::spawn(move || {
@@ -68,7 +72,7 @@ fn dump_dom(file: &Path, profile: &Path) -> String {
             break status;
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
+            child.end();
             panic!("Chromium did not finish rendering {url} within 180 s");
         }
         std::thread::sleep(Duration::from_millis(100));

@@ -84,7 +84,7 @@ pub struct BacktestArgs {
     algorithm: AlgorithmArg,
     /// The prediction window (predictionWindowSeconds; seconds or a duration such as 1h):
     /// forecast and actual peaks are compared over [t, t + window].
-    #[arg(long, value_name = "DURATION", default_value = "3600", value_parser = crate::cli::flags::positive_seconds)]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", default_value = "3600", value_parser = crate::cli::flags::positive_seconds)]
     window: i64,
     /// historyLength, e.g. 3d [default: 15d for dsp, 7d for percentile].
     #[arg(long, value_name = "DURATION")]
@@ -93,7 +93,7 @@ pub struct BacktestArgs {
     #[arg(long, value_name = "DURATION")]
     sample_interval: Option<String>,
     /// How often the predictor is refitted (Crane's --model-update-interval).
-    #[arg(long, value_name = "DURATION", default_value = "12h", value_parser = crate::cli::flags::positive_seconds)]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", default_value = "12h", value_parser = crate::cli::flags::positive_seconds)]
     refit: i64,
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -143,6 +143,15 @@ pub fn run(args: BacktestArgs) -> anyhow::Result<ExitCode> {
     let config = args.predictor()?;
     let refit_secs = args.refit;
     let series = args.series.read()?;
+    if let Some(outlier) = &series.outlier {
+        // The forecasts are scored on the values as recorded, so the run goes on; but its
+        // errors around that sample say more about the sample than about the predictor.
+        eprintln!(
+            "warning: {}: {} {}: {outlier}; forecast errors near it measure that sample, not \
+             the predictor: is it a recording error?",
+            series.source, series.unit, outlier.line
+        );
+    }
     let samples = series.samples;
     let started = Instant::now();
     let report = backtest(

@@ -55,7 +55,7 @@ pub struct ControllerArgs {
     #[arg(long, env = "POD_NAME")]
     pub identity: Option<String>,
     /// How long a Lease holds without renewal.
-    #[arg(long, env = "FORESIGHT_LEASE_DURATION", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
+    #[arg(allow_hyphen_values = true, long, env = "FORESIGHT_LEASE_DURATION", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub lease_duration: Duration,
     /// Reconciles in flight at most (1 to 1000).
     #[arg(long, env = "FORESIGHT_CONCURRENCY", default_value = "64", value_parser = crate::cli::flags::whole::<1, 1000>)]
@@ -68,11 +68,11 @@ pub struct ControllerArgs {
     )]
     pub metrics_address: SocketAddr,
     /// How often metric readings in status are refreshed when nothing else changed.
-    #[arg(long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value = "2m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
+    #[arg(allow_hyphen_values = true, long, env = "FORESIGHT_STATUS_REFRESH_INTERVAL", default_value = "2m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub status_refresh_interval: Duration,
     /// How long a namespace's PodMetrics list is shared by its autoscalers (keep it below
     /// the sync period).
-    #[arg(long, env = "FORESIGHT_METRICS_MAX_AGE", default_value = "10s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
+    #[arg(allow_hyphen_values = true, long, env = "FORESIGHT_METRICS_MAX_AGE", default_value = "10s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub metrics_max_age: Duration,
     /// Workload kinds whose scale is read from a watch instead of one GET per sync.
     #[arg(
@@ -86,16 +86,16 @@ pub struct ControllerArgs {
     #[arg(long, env = "FORESIGHT_TOLERANCE", default_value = "0.1", value_parser = tolerance)]
     pub tolerance: f64,
     /// Default time between syncs for objects that set no syncPeriodSeconds (whole seconds).
-    #[arg(long, env = "FORESIGHT_SYNC_PERIOD", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
+    #[arg(allow_hyphen_values = true, long, env = "FORESIGHT_SYNC_PERIOD", default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub sync_period: Duration,
     /// Default CPU initialization period (whole seconds).
-    #[arg(long, env = "FORESIGHT_CPU_INITIALIZATION_PERIOD", default_value = "5m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
+    #[arg(allow_hyphen_values = true, long, env = "FORESIGHT_CPU_INITIALIZATION_PERIOD", default_value = "5m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub cpu_initialization_period: Duration,
     /// Default initial readiness delay (whole seconds).
-    #[arg(long, env = "FORESIGHT_INITIAL_READINESS_DELAY", default_value = "30s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
+    #[arg(allow_hyphen_values = true, long, env = "FORESIGHT_INITIAL_READINESS_DELAY", default_value = "30s", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub initial_readiness_delay: Duration,
     /// Default downscale stabilization window (whole seconds).
-    #[arg(long, env = "FORESIGHT_DOWNSCALE_STABILIZATION", default_value = "5m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
+    #[arg(allow_hyphen_values = true, long, env = "FORESIGHT_DOWNSCALE_STABILIZATION", default_value = "5m", value_name = "DURATION", value_parser = crate::cli::flags::duration)]
     pub downscale_stabilization: Duration,
     /// Prometheus' base URL (Prometheus, Thanos, Mimir, ...), for `type: Prometheus` metrics
     /// and prediction history. Without it those metrics fail and prediction reports
@@ -129,6 +129,7 @@ pub struct ControllerArgs {
         env = "FORESIGHT_PROMETHEUS_TIMEOUT",
         default_value = "30s",
         value_name = "DURATION",
+        allow_hyphen_values = true,
         value_parser = crate::cli::flags::duration
     )]
     pub prometheus_timeout: Duration,
@@ -138,6 +139,7 @@ pub struct ControllerArgs {
         env = "FORESIGHT_MODEL_UPDATE_INTERVAL",
         default_value = "1h",
         value_name = "DURATION",
+        allow_hyphen_values = true,
         value_parser = crate::cli::flags::duration
     )]
     pub model_update_interval: Duration,

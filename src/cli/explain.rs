@@ -48,6 +48,17 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The kind of a Kubernetes object given where a snapshot was expected: a document with
+/// `apiVersion` and `kind` at the top and none of a snapshot's own fields.
+fn manifest_kind(doc: &serde_json::Value) -> Option<&str> {
+    let object = doc.as_object()?;
+    let is_snapshot = ["now", "autoscaler", "scale"]
+        .iter()
+        .any(|field| object.contains_key(*field));
+    let kind = object.get("kind")?.as_str()?;
+    (object.contains_key("apiVersion") && !is_snapshot).then_some(kind)
+}
+
 fn explain_snapshot(path: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -60,6 +71,20 @@ fn explain_snapshot(path: &std::path::Path, json: bool) -> anyhow::Result<ExitCo
             docs.len()
         );
     };
+    if let Some(kind) = manifest_kind(doc) {
+        anyhow::bail!(
+            "{}: {} {kind} manifest, not a snapshot. A snapshot holds the manifest under \
+             `autoscaler:` (with its status) beside `now`, `scale`, `pods` and `metrics`: see \
+             examples/snapshots/. For an autoscaler running in a cluster, run `foresight \
+             explain -n NAMESPACE NAME` instead",
+            path.display(),
+            if kind.starts_with(['A', 'E', 'I', 'O', 'U']) {
+                "an"
+            } else {
+                "a"
+            }
+        );
+    }
     let snapshot: Snapshot =
         from_value(doc, "").map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let prepared = snapshot

@@ -56,7 +56,10 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
                         .push(render(&imported).with_context(|| format!("{at}: writing YAML"))?);
                 }
                 Err(ImportError::Unsupported { api_version, kind }) => {
-                    eprintln!("{at}: skipped {api_version} {kind}: not an autoscaler");
+                    eprintln!(
+                        "{at}: {}",
+                        super::validate::skipped_note(&api_version, &kind)
+                    );
                 }
                 Err(e @ ImportError::Field(_)) => {
                     eprintln!("{at}: {e}");

@@ -15,6 +15,13 @@ pub async fn load(
         ..Default::default()
     };
     match kubeconfig {
+        Some(path) if path.is_dir() => {
+            anyhow::bail!(
+                "kubeconfig {}: is a directory; name the kubeconfig file in it (e.g. {})",
+                path.display(),
+                path.join("config").display()
+            )
+        }
         Some(path) if !path.is_file() => {
             anyhow::bail!("kubeconfig {}: no such file", path.display())
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use foresight_api::duration::format_duration;
-use foresight_core::trace::{gaps, parse_csv_lines, Gap, Sample};
+use foresight_core::trace::{gaps, parse_csv_lines, peak_outlier, Gap, Outlier, Sample};
 use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
 use jiff::Timestamp;
 
@@ -29,20 +29,20 @@ pub struct SeriesArgs {
     #[arg(long, value_name = "PROMQL", requires = "prometheus_url")]
     pub query: Option<String>,
     /// How much history to read from Prometheus, ending at --end.
-    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = super::flags::positive_seconds)]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", default_value = "7d", value_parser = super::flags::positive_seconds)]
     pub range: i64,
     /// The end of the range read from Prometheus: RFC 3339 (2026-11-20T00:00:00Z) or Unix
     /// seconds [default: now].
     #[arg(long, value_name = "TIME", value_parser = timestamp)]
     pub end: Option<Timestamp>,
     /// The resolution of the range query.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = super::flags::positive_seconds)]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", default_value = "60s", value_parser = super::flags::positive_seconds)]
     pub step: i64,
     /// A file holding a bearer token for Prometheus.
     #[arg(long, value_name = "FILE")]
     pub prometheus_bearer_token_file: Option<PathBuf>,
     /// The longest stretch without samples accepted; a longer one is an error.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = super::flags::positive_seconds)]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", default_value = "1h", value_parser = super::flags::positive_seconds)]
     pub max_gap: i64,
     /// Close up gaps longer than --max-gap instead of refusing the series: later samples
     /// move earlier so the replay goes on as if the gap had not been (reported in the output).
@@ -60,6 +60,8 @@ pub struct Series {
     pub closed_gaps: Vec<Gap>,
     /// What a gap's positions count: `line` of a file, `point` of a query's answer.
     pub unit: &'static str,
+    /// The peak, when it dwarfs every other sample (at its original line or point).
+    pub outlier: Option<Outlier>,
 }
 
 impl SeriesArgs {
@@ -103,6 +105,7 @@ impl SeriesArgs {
                 s.value
             );
         }
+        let outlier = peak_outlier(&samples);
         let found = gaps(&samples, self.max_gap);
         if let (Some(first), false) = (found.first(), self.allow_gaps) {
             let more = match found.len() {
@@ -126,6 +129,7 @@ impl SeriesArgs {
             source,
             closed_gaps: found,
             unit,
+            outlier,
         })
     }
 
@@ -199,8 +203,18 @@ pub fn describe(seconds: i64) -> String {
 /// An instant on the command line: RFC 3339 or Unix seconds.
 fn timestamp(text: &str) -> Result<Timestamp, String> {
     let text = text.trim();
-    if let Ok(seconds) = text.parse::<i64>() {
-        return Timestamp::from_second(seconds).map_err(|e| format!("{text}: {e}"));
+    if super::flags::is_whole_number(text) {
+        return text
+            .parse::<i64>()
+            .ok()
+            .and_then(|seconds| Timestamp::from_second(seconds).ok())
+            .ok_or_else(|| {
+                format!(
+                    "{text} is out of range: Unix seconds go from {} to {}",
+                    Timestamp::MIN.as_second(),
+                    Timestamp::MAX.as_second()
+                )
+            });
     }
     text.parse::<Timestamp>().map_err(|_| {
         format!("{text:?} is not a time: write RFC 3339 (2026-11-20T00:00:00Z) or Unix seconds")
@@ -232,6 +246,18 @@ mod tests {
         assert_eq!(found.len(), 2);
         let closed: Vec<i64> = close_up(samples, &found).iter().map(|s| s.ts).collect();
         assert_eq!(closed, [0, 60, 120, 180, 240]);
+    }
+
+    #[test]
+    fn an_end_past_any_clock_is_out_of_range() {
+        for text in ["9223372036854775808", "99999999999999"] {
+            let err = timestamp(text).unwrap_err();
+            assert!(
+                err.starts_with(&format!("{text} is out of range: Unix seconds go from ")),
+                "{err}"
+            );
+        }
+        assert_eq!(timestamp("1700000000").unwrap().as_second(), 1_700_000_000);
     }
 
     #[test]

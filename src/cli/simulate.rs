@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use foresight_core::autoscaler::MetricSource;
 use foresight_core::resources::ResourceName;
-use foresight_core::trace::Gap;
+use foresight_core::trace::{Gap, Outlier};
 use foresight_sim::frontier::{frontier, most_runs, Comparison, Reach};
 use foresight_sim::load::{LoadPoint, LoadTrace};
 use foresight_sim::policy::{policies_from_manifest, Policy};
@@ -59,26 +59,26 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub raw_load: bool,
     /// Time from a pod's creation until it is ready and serves load (e.g. 60s, 2m).
-    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    #[arg(allow_hyphen_values = true, long, default_value = "60s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub startup_delay: i64,
     /// Up to this much extra start-up time per pod, drawn from a generator seeded by --seed.
-    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    #[arg(allow_hyphen_values = true, long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub startup_jitter: i64,
     /// Mean of a long tail of extra start-up time per pod (exponential, at most ten times the
     /// mean, seeded by --seed): image pulls and slow nodes.
-    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    #[arg(allow_hyphen_values = true, long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub startup_tail: i64,
     /// Seed of the start-up jitter and of the synthetic load.
     #[arg(long, default_value = "1", value_parser = super::flags::seed)]
     pub seed: u64,
     /// metrics-server's scrape interval.
-    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    #[arg(allow_hyphen_values = true, long, default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub scrape_interval: i64,
     /// The window each CPU sample is averaged over.
-    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    #[arg(allow_hyphen_values = true, long, default_value = "15s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub metric_window: i64,
     /// Extra delay before a scrape reaches the autoscaler.
-    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    #[arg(allow_hyphen_values = true, long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub metric_lag: i64,
     /// Each pod's CPU request in millicores (what utilization is measured against; 1 to
     /// 1000000).
@@ -88,7 +88,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "LOAD", value_parser = pod_capacity)]
     pub pod_capacity: Option<f64>,
     /// Simulated time between two refits of the predictor.
-    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    #[arg(allow_hyphen_values = true, long, default_value = "1h", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub refit_interval: i64,
     /// Directory for report.html (default ./foresight-report).
     #[arg(long, value_name = "DIR", conflicts_with = "report")]
@@ -112,12 +112,12 @@ pub struct SimulateArgs {
     pub frontier_step: i64,
     /// Leave the first part of the run out of every score (e.g. 2d: the days before any
     /// predictor can be ready); the report and the scores say so.
-    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
+    #[arg(allow_hyphen_values = true, long, default_value = "0s", value_name = "DURATION", value_parser = crate::cli::flags::seconds)]
     pub warm_up: i64,
     /// Make every metric read fail from START (after the first decision) for LENGTH, e.g.
     /// `--outage 3d12h,45m`, to see what `spec.fallback` does; repeat for several. The report
     /// shades them.
-    #[arg(long, value_name = "START,LENGTH", value_parser = outage)]
+    #[arg(allow_hyphen_values = true, long, value_name = "START,LENGTH", value_parser = outage)]
     pub outage: Vec<Outage>,
 }
 
@@ -168,7 +168,13 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let report_path = report_path(&args)?;
     let sources = load_policies(&args.specs)?;
     let policies = compile_policies(&sources)?;
-    let (trace, source, closed_gaps, gap_unit) = load_trace(&args)?;
+    let Loaded {
+        trace,
+        source,
+        closed_gaps,
+        gap_unit,
+        outlier,
+    } = load_trace(&args)?;
     let days = (trace.end() - trace.start()) / 86_400;
     if days > MAX_SPAN_DAYS {
         anyhow::bail!(
@@ -182,7 +188,11 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     } else {
         LoadScale::PeakReplicas(u32::try_from(args.peak_replicas)?)
     };
+    if let (Some(outlier), LoadScale::PeakReplicas(n)) = (outlier, scale) {
+        anyhow::bail!("{source}: {}", refused_outlier(&outlier, gap_unit, n));
+    }
     let load = scaled_load(&trace, scale, &policies, &model);
+    let scaling = describe_scaling(&trace, &load, scale, load_unit(&policies));
     if args.warm_up > 0 && trace.start().saturating_add(args.warm_up) >= trace.end() {
         anyhow::bail!(
             "--warm-up {} leaves nothing to score: the trace spans {}",
@@ -244,7 +254,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         );
         eprintln!("report: {}", report_path.display());
     } else {
-        print_table(&simulation, &source, unit, args.warm_up);
+        print_table(&simulation, &source, &scaling, unit, args.warm_up);
         print_verdict(&simulation, comparison.as_ref());
         for gap in &closed_gaps {
             println!(
@@ -370,7 +380,17 @@ fn load_policies(specs: &[PathBuf]) -> anyhow::Result<Vec<Policy>> {
 }
 
 /// The load trace, a description of where it came from, and the gaps closed up in it.
-fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap>, &'static str)> {
+/// The trace to replay, where it came from, and what was found in it.
+struct Loaded {
+    trace: LoadTrace,
+    source: String,
+    closed_gaps: Vec<Gap>,
+    /// What the positions in `closed_gaps` and `outlier` count (`line`, `point`).
+    gap_unit: &'static str,
+    outlier: Option<Outlier>,
+}
+
+fn load_trace(args: &SimulateArgs) -> anyhow::Result<Loaded> {
     let series = if args.series.given() {
         args.series.read()?
     } else {
@@ -384,7 +404,13 @@ fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap
             SyntheticConfig::bundled()
         };
         let trace = LoadTrace::new(generate(&config))?;
-        return Ok((trace, config.describe(), Vec::new(), "line"));
+        return Ok(Loaded {
+            trace,
+            source: config.describe(),
+            closed_gaps: Vec::new(),
+            gap_unit: "line",
+            outlier: None,
+        });
     };
     let points = series
         .samples
@@ -395,7 +421,59 @@ fn load_trace(args: &SimulateArgs) -> anyhow::Result<(LoadTrace, String, Vec<Gap
         })
         .collect();
     let trace = LoadTrace::new(points).map_err(|e| anyhow::anyhow!("{}: {e}", series.source))?;
-    Ok((trace, series.source, series.closed_gaps, series.unit))
+    Ok(Loaded {
+        trace,
+        source: series.source,
+        closed_gaps: series.closed_gaps,
+        gap_unit: series.unit,
+        outlier: series.outlier,
+    })
+}
+
+/// Why a trace whose peak dwarfs the rest is not scaled to that peak: every other sample
+/// would shrink to nearly nothing, and the scores would be a confident answer about no load.
+fn refused_outlier(outlier: &Outlier, unit: &str, peak_replicas: u32) -> String {
+    format!(
+        "{unit} {}: {outlier}; scaling the trace so that this peak is what {peak_replicas} \
+         pods carry (--peak-replicas) would shrink every other sample to {:.1e} of it, nearly \
+         no load. Correct or remove that sample; if it is real load, pass --raw-load to replay \
+         the values as recorded",
+        outlier.line,
+        outlier.percentile / outlier.value
+    )
+}
+
+/// What peak scaling did to the trace, in one line for the output.
+fn describe_scaling(trace: &LoadTrace, load: &LoadTrace, scale: LoadScale, unit: &str) -> String {
+    match scale {
+        LoadScale::AsIs => format!("replayed as recorded (--raw-load), in {unit}"),
+        LoadScale::PeakReplicas(n) => {
+            let (peak, scaled) = (trace.peak(), load.peak());
+            if peak > 0.0 {
+                format!(
+                    "scaled: every value x {}, so that the peak ({}) is what {n} pods carry at the \
+                     first policy's target ({} {unit}; --peak-replicas, or --raw-load to replay \
+                     the values as recorded)",
+                    significant(scaled / peak),
+                    significant(peak),
+                    significant(scaled)
+                )
+            } else {
+                "scaled: the trace is 0 throughout, and stays 0".to_owned()
+            }
+        }
+    }
+}
+
+/// `v` with four significant digits, in plain notation where that is short.
+fn significant(v: f64) -> String {
+    if v != 0.0 && !(1e-3..1e6).contains(&v.abs()) {
+        format!("{v:.3e}")
+    } else {
+        let text = format!("{v:.4}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        text.to_owned()
+    }
 }
 
 /// Where the report goes. `--out DIR` is created when missing (once the run has succeeded);
@@ -466,8 +544,9 @@ fn report_time_zone(policies: &[CompiledPolicy]) -> jiff::tz::TimeZone {
         .unwrap_or(jiff::tz::TimeZone::UTC)
 }
 
-fn print_table(simulation: &Simulation, source: &str, unit: &str, warm_up: i64) {
+fn print_table(simulation: &Simulation, source: &str, scaling: &str, unit: &str, warm_up: i64) {
     println!("load: {source}");
+    println!("{scaling}");
     if warm_up > 0 {
         println!(
             "scored after a warm-up of {} (--warm-up): nothing before it counts",

@@ -29,6 +29,7 @@ pub mod spec;
 pub mod status;
 pub mod unknown_fields;
 pub mod validation;
+pub mod warnings;
 
 pub use quantity::Quantity;
 #[cfg(feature = "kube")]

@@ -72,7 +72,10 @@ pub fn parse_documents(text: &str) -> Result<Vec<serde_json::Value>, SyntaxError
     let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| SyntaxError {
             location: Some((e.line() as u64, e.column() as u64)),
-            message: plain_message(&e.to_string()),
+            message: match plain_message(&e.to_string()) {
+                m if m == "recursion limit exceeded" => too_deep(JSON_DEPTH),
+                m => m,
+            },
         })?;
         match value {
             serde_json::Value::Array(items) => items,
@@ -81,7 +84,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<serde_json::Value>, SyntaxError
     } else {
         serde_saphyr::from_multiple(text).map_err(|e| SyntaxError {
             location: e.location().map(|l| (l.line(), l.column())),
-            message: plain_message(&e.to_string()),
+            message: yaml_message(&e),
         })?
     };
     Ok(documents
@@ -89,6 +92,59 @@ pub fn parse_documents(text: &str) -> Result<Vec<serde_json::Value>, SyntaxError
         .flat_map(list_items)
         .filter(|d| !d.is_null())
         .collect())
+}
+
+/// How deep serde_json lets a document nest.
+const JSON_DEPTH: usize = 128;
+
+/// A YAML reader's error in the project's words: its limits on size and nesting (which
+/// keep alias bombs and runaway nesting from exhausting memory) and its refusal of NaN are
+/// said as what they mean for the file, not as the library's internal names.
+fn yaml_message(error: &serde_saphyr::Error) -> String {
+    use serde_saphyr::budget::BudgetBreach;
+    // The reader wraps what went wrong in where (a snippet, the alias it came through).
+    let mut cause = error;
+    while let serde_saphyr::Error::WithSnippet { error, .. }
+    | serde_saphyr::Error::AliasError { error, .. } = cause
+    {
+        cause = error;
+    }
+    match cause {
+        serde_saphyr::Error::Budget { breach, .. } => match breach {
+            BudgetBreach::Depth { depth } => too_deep(depth.saturating_sub(1)),
+            BudgetBreach::Aliases { .. }
+            | BudgetBreach::Anchors { .. }
+            | BudgetBreach::AliasAnchorRatio { .. }
+            | BudgetBreach::RecordedAnchorEvents { .. }
+            | BudgetBreach::RecordedAnchorBytes { .. }
+            | BudgetBreach::MergeKeys { .. } => "the document repeats itself through too many \
+                 YAML aliases (`*name`) to be read; no manifest needs that many (is it an alias \
+                 bomb?)"
+                .to_owned(),
+            BudgetBreach::Documents { documents } => {
+                format!(
+                    "too many documents (more than {}) in one file",
+                    documents.saturating_sub(1)
+                )
+            }
+            _ => "the document is too large to be read, its aliases (`*name`) expanded; no \
+                  manifest is that large (is it an alias bomb?)"
+                .to_owned(),
+        },
+        serde_saphyr::Error::NonFiniteFloat { value, .. } => format!(
+            "{value} is not a number any field accepts: NaN and infinity cannot be stored in a \
+             Kubernetes object; write a finite number"
+        ),
+        _ => plain_message(&error.to_string()),
+    }
+}
+
+/// A document nested deeper than `limit` lists and mappings, in words.
+fn too_deep(limit: usize) -> String {
+    format!(
+        "the document is nested too deeply (more than {limit} levels of lists and mappings); \
+         no manifest is nested that deep"
+    )
 }
 
 /// The items of a `v1 List` (or `*List`) document, or the document itself.
@@ -127,6 +183,23 @@ fn plain_message(message: &str) -> String {
     if let Some(at) = m.find(", set DuplicateKeyPolicy") {
         m.truncate(at);
     }
+    if let Some(words) = integer_out_of_range(&m) {
+        return words;
+    }
+    // jiff's words for a time it cannot read ("failed to parse two digit integer as month:
+    // parameter 'month' is not in the required range of 1..=12").
+    if [
+        "failed to parse ",
+        "failed to find ",
+        "failed to convert civil datetime",
+    ]
+    .iter()
+    .any(|p| m.starts_with(p))
+    {
+        return "not a time: write RFC 3339 with its offset, e.g. 2026-03-02T14:00:00Z (years \
+                from -9999 to 9999)"
+            .to_owned();
+    }
     if let Some(key) = m.strip_prefix("duplicate mapping key: ") {
         m = format!("the key {key:?} appears twice in one mapping");
     }
@@ -149,6 +222,38 @@ fn plain_message(message: &str) -> String {
         }
     }
     m.replace("invalid type: ", "wrong type: ")
+}
+
+/// serde's "invalid value: integer `N`, expected i32" (a number too large for the field) or
+/// "invalid type: floating point `1e20`, expected i32" (a number too large for any integer,
+/// or a fraction) as the range the field takes.
+fn integer_out_of_range(message: &str) -> Option<String> {
+    let (number, rust) = message
+        .strip_prefix("invalid value: integer `")
+        .or_else(|| message.strip_prefix("invalid type: floating point `"))?
+        .split_once("`, expected ")?;
+    let (min, max): (i128, i128) = match rust {
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "i64" => (i64::MIN.into(), i64::MAX.into()),
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" => (0, u64::MAX.into()),
+        _ => return None,
+    };
+    let value: f64 = number.parse().ok()?;
+    if value.fract() != 0.0 {
+        return Some(format!("{number} is not a whole number"));
+    }
+    Some(if value > 0.0 {
+        format!("{number} is out of range: at most {max}")
+    } else if min == 0 {
+        format!("{number} is out of range: must be 0 or more")
+    } else {
+        format!("{number} is out of range: at least {min}")
+    })
 }
 
 fn first_line(s: &str) -> String {
@@ -186,6 +291,19 @@ pub fn from_value<T: DeserializeOwned>(
             detail: message,
         }
     })
+}
+
+/// The fields an autoscaler's schema requires that `document` lacks, as the API server
+/// reports them (`spec.maxReplicas: Required value`). The typed reading gives a missing
+/// count its default (0), which validation would otherwise report as an invalid 0, and
+/// more than once.
+pub fn missing_required(document: &serde_json::Value) -> Vec<FieldError> {
+    let spec = document.get("spec");
+    ["maxReplicas"]
+        .into_iter()
+        .filter(|field| spec.and_then(|s| s.get(field)).is_none())
+        .map(|field| FieldError::required(format!("spec.{field}"), ""))
+        .collect()
 }
 
 /// What a document is.
@@ -341,6 +459,83 @@ mod tests {
     fn reports_line_and_column() {
         let err = parse_documents("spec:\n  maxReplicas: [1,\n  other: }\n").unwrap_err();
         assert!(err.location.is_some(), "{err}");
+    }
+
+    #[test]
+    fn a_missing_max_replicas_is_required() {
+        let missing = missing_required(&serde_json::json!({"spec": {"minReplicas": 2}}));
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].to_string(), "spec.maxReplicas: Required value");
+        assert!(missing_required(&serde_json::json!({"spec": {"maxReplicas": 0}})).is_empty());
+    }
+
+    #[test]
+    fn numbers_past_a_field_s_range_say_the_range() {
+        for (yaml, want) in [
+            (
+                "4294967296",
+                "4294967296 is out of range: at most 2147483647",
+            ),
+            (
+                "-4294967296",
+                "-4294967296 is out of range: at least -2147483648",
+            ),
+            ("1.5", "1.5 is not a whole number"),
+        ] {
+            let docs = parse_documents(&format!("spec:\n  maxReplicas: {yaml}\n")).unwrap();
+            let err = from_value::<ForesightObject>(&docs[0], "").unwrap_err();
+            assert_eq!(err.field, "spec.maxReplicas");
+            assert_eq!(err.detail, want, "{yaml}");
+        }
+    }
+
+    #[test]
+    fn alias_bombs_deep_nesting_and_nan_are_said_in_words() {
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for (i, name) in ["b", "c", "d", "e", "f", "g", "h", "i"].iter().enumerate() {
+            let prev = ["a", "b", "c", "d", "e", "f", "g", "h"][i];
+            let list = vec![format!("*{prev}"); 10].join(", ");
+            bomb.push_str(&format!("{name}: &{name} [{list}]\n"));
+        }
+        let err = parse_documents(&bomb).unwrap_err();
+        assert!(err.message.contains("alias bomb"), "{err}");
+        assert!(!err.message.contains("budget"), "{err}");
+        let deep = format!("a: {}{}\n", "[".repeat(200), "]".repeat(200));
+        let err = parse_documents(&deep).unwrap_err();
+        assert!(err.message.contains("nested too deeply"), "{err}");
+        assert!(!err.message.contains("Depth"), "{err}");
+        let err = parse_documents(&format!("{}{}", "[".repeat(200), "]".repeat(200))).unwrap_err();
+        assert!(err.message.contains("nested too deeply"), "{err}");
+        let err = parse_documents("spec:\n  minReplicas: .nan\n").unwrap_err();
+        assert_eq!(err.location, Some((2, 16)), "{err}");
+        assert!(
+            err.message
+                .starts_with(".nan is not a number any field accepts"),
+            "{err}"
+        );
+        assert!(!err.message.contains("policy"), "{err}");
+    }
+
+    #[test]
+    fn times_that_cannot_be_read_say_how_to_write_one() {
+        #[derive(Debug, serde::Deserialize)]
+        struct At {
+            #[allow(dead_code)]
+            now: jiff::Timestamp,
+        }
+        for text in [
+            "yesterday",
+            "2026-13-01T00:00:00Z",
+            "2026-03-02",
+            "99999-01-01T00:00:00Z",
+        ] {
+            let err = from_value::<At>(&serde_json::json!({"now": text}), "").unwrap_err();
+            assert_eq!(err.field, "now");
+            assert!(
+                err.detail.starts_with("not a time: write RFC 3339"),
+                "{text}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub struct Pause {
     pub scale_in: bool,
     /// No scaling out.
     pub scale_out: bool,
+    /// The hold comes from a `paused-replicas` that is not a number of replicas (so the
+    /// target is held at its current size, and `paused`, which may not be set, is not to blame).
+    pub held_for_bad_replicas: bool,
     /// Annotations whose values could not be read, each with the rule it broke. Such an
     /// annotation still pauses: an operator who tried to pause gets a pause, and a warning.
     pub problems: Vec<String>,
@@ -54,6 +57,7 @@ impl Pause {
                     }
                     _ => {
                         p.hold = true;
+                        p.held_for_bad_replicas = true;
                         p.problems.push(format!(
                             "metadata.annotations[{name}]: Invalid value: {value:?}: must be a whole number of replicas, 0 or more; paused at the current size until it is"
                         ));
@@ -88,6 +92,10 @@ impl fmt::Display for Pause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.hold, self.replicas) {
             (true, Some(n)) => write!(f, "{PAUSED_REPLICAS} holds the target at {n}"),
+            (true, None) if self.held_for_bad_replicas => write!(
+                f,
+                "{PAUSED_REPLICAS} is not a number of replicas: the target is held at its current size"
+            ),
             (true, None) => write!(f, "{PAUSED} holds the target at its current size"),
             (false, _) => match (self.scale_in, self.scale_out) {
                 (true, true) => write!(
@@ -138,6 +146,12 @@ mod tests {
             p.problems
         );
         assert!(p.problems[0].contains("0 or more"));
+        let p = Pause::from_annotations([(PAUSED_REPLICAS, "abc")]);
+        assert_eq!(
+            p.to_string(),
+            "autoscaling.foresight.dev/paused-replicas is not a number of replicas: the target is held at its current size",
+            "the pause is not blamed on `paused`, which was never set"
+        );
         let p = Pause::from_annotations([(PAUSED, "yes")]);
         assert!(p.hold);
         assert!(p.problems[0].contains("must be \"true\" or \"false\""));

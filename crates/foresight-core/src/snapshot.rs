@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use foresight_api::import::{spec_from_hpa, status_from_hpa};
-use foresight_api::manifest::{classify, Document};
+use foresight_api::manifest::{classify, missing_required, Document};
 use foresight_api::quantity::Quantity;
 use foresight_api::status::{
     ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, ScalingHistory,
@@ -199,6 +199,41 @@ fn milli(q: &Quantity, path: impl FnOnce() -> String) -> Result<i64, SnapshotErr
     })
 }
 
+/// A resource amount (a request, a usage): the API server and metrics-server never report
+/// one below 0, and a value past what a milli-value holds (about 9.2e15 cores) is no
+/// machine's; either would make the decision's arithmetic a confident wrong answer.
+fn amount(q: &Quantity, path: impl Fn() -> String) -> Result<i64, SnapshotError> {
+    let value = milli(q, &path)?;
+    if value < 0 {
+        return Err(SnapshotError {
+            path: path(),
+            message: format!("Invalid value: {:?}: must be 0 or more", q.0),
+        });
+    }
+    if value == i64::MAX {
+        return Err(SnapshotError {
+            path: path(),
+            message: format!(
+                "Invalid value: {:?}: too large: a resource amount must be below {}",
+                q.0,
+                foresight_api::quantity::format_milli(i64::MAX)
+            ),
+        });
+    }
+    Ok(value)
+}
+
+/// A sample window: 0 or more seconds.
+fn window(seconds: i64, path: impl FnOnce() -> String) -> Result<SignedDuration, SnapshotError> {
+    if seconds < 0 {
+        return Err(SnapshotError {
+            path: path(),
+            message: format!("Invalid value: {seconds}: must be 0 or more seconds"),
+        });
+    }
+    Ok(SignedDuration::from_secs(seconds))
+}
+
 impl PodJson {
     /// The pod as the decision sees it.
     pub fn to_pod(&self, path: &str) -> Result<Pod, SnapshotError> {
@@ -208,7 +243,7 @@ impl PodJson {
             for (r, q) in c.requests.iter().flatten() {
                 requests.set(
                     r,
-                    milli(q, || format!("{path}.containers[{i}].requests.{r}"))?,
+                    amount(q, || format!("{path}.containers[{i}].requests.{r}"))?,
                 );
             }
             containers.push(Container {
@@ -251,7 +286,7 @@ pub fn pod_resource_metrics(
             for (r, q) in &c.usage {
                 usage.set(
                     r,
-                    milli(q, || format!("{path}[{i}].containers[{j}].usage.{r}"))?,
+                    amount(q, || format!("{path}[{i}].containers[{j}].usage.{r}"))?,
                 );
             }
             containers.push(ContainerUsage {
@@ -262,7 +297,9 @@ pub fn pod_resource_metrics(
         out.push(PodResourceSample {
             pod: m.pod.clone(),
             timestamp: m.timestamp,
-            window: SignedDuration::from_secs(m.window_seconds.unwrap_or(0)),
+            window: window(m.window_seconds.unwrap_or(0), || {
+                format!("{path}[{i}].windowSeconds")
+            })?,
             containers,
         });
     }
@@ -280,7 +317,10 @@ pub fn pod_custom_metrics(
             Ok(PodValueSample {
                 pod: m.pod.clone(),
                 timestamp: m.timestamp,
-                window: m.window_seconds.map(SignedDuration::from_secs),
+                window: m
+                    .window_seconds
+                    .map(|w| window(w, || format!("{path}[{i}].windowSeconds")))
+                    .transpose()?,
                 value: milli(&m.value, || format!("{path}[{i}].value"))?,
             })
         })
@@ -615,6 +655,10 @@ impl Snapshot {
                     format!("Invalid value: {count}: must be greater than or equal to 0"),
                 ));
             }
+        }
+        // Said once, as the API server says it, rather than as the invalid 0 it reads as.
+        if let Some(missing) = missing_required(&self.autoscaler).first() {
+            return Err(err("autoscaler", missing.to_string()));
         }
         let config = self.config.to_config()?;
         let namespace = namespace.unwrap_or_else(|| "default".to_owned());

@@ -77,6 +77,14 @@ pub enum TraceError {
         /// The timestamp as read.
         ts: i64,
     },
+    /// A whole-number timestamp too large (or too small) for any clock.
+    #[error("line {line}: timestamp {value} is out of range: Unix seconds are below {FIRST_MILLISECOND_LOOKING_TS} (the year 5138); if these are milliseconds, divide them by 1000")]
+    OutOfRange {
+        /// The line of the row.
+        line: u64,
+        /// The timestamp as written.
+        value: String,
+    },
     /// The CSV itself is malformed (for example an unterminated quote).
     #[error("line {line}: malformed CSV: {message}")]
     Malformed {
@@ -97,6 +105,7 @@ impl TraceError {
             | TraceError::NotFinite { line, .. }
             | TraceError::NotIncreasing { line, .. }
             | TraceError::NotSeconds { line, .. }
+            | TraceError::OutOfRange { line, .. }
             | TraceError::Malformed { line, .. } => *line,
         }
     }
@@ -158,6 +167,69 @@ pub fn gaps(samples: &[(u64, Sample)], longest_seconds: i64) -> Vec<Gap> {
             after: (w[1].0, w[1].1.ts),
         })
         .collect()
+}
+
+/// How many times the 99.9th percentile a trace's peak may be before the peak is taken for a
+/// recording error rather than load: no service's busiest minute carries a hundred times the
+/// load of its busiest 0.1%, but a unit mix-up, a counter reset or a sentinel such as `1e308`
+/// does, and scaling a trace to its peak would then flatten every other sample to nearly 0.
+pub const PEAK_OUTLIER_RATIO: f64 = 100.0;
+
+/// A sample that dwarfs the rest of its trace (see [`PEAK_OUTLIER_RATIO`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outlier {
+    /// The 1-based line (or position) of the sample.
+    pub line: u64,
+    /// Its timestamp.
+    pub ts: i64,
+    /// Its value: the trace's peak.
+    pub value: f64,
+    /// The trace's 99.9th percentile, the highest value once the top 0.1% of samples (at
+    /// least one) are set aside.
+    pub percentile: f64,
+}
+
+impl fmt::Display for Outlier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the value {} (ts {}) is more than {PEAK_OUTLIER_RATIO} times the trace's 99.9th \
+             percentile ({})",
+            readable(self.value),
+            self.ts,
+            readable(self.percentile)
+        )
+    }
+}
+
+/// `v` as written in a trace: plain for everyday magnitudes, `1e308` rather than 309 digits.
+fn readable(v: f64) -> String {
+    if v != 0.0 && !(1e-4..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// The trace's peak, when it is more than [`PEAK_OUTLIER_RATIO`] times the 99.9th percentile.
+/// A trace whose 99.9th percentile is 0 (idle but for a few samples) has no such rule: any
+/// peak is that many times nothing.
+pub fn peak_outlier(samples: &[(u64, Sample)]) -> Option<Outlier> {
+    let (line, peak) = samples
+        .iter()
+        .max_by(|a, b| a.1.value.total_cmp(&b.1.value))
+        .map(|(line, s)| (*line, *s))?;
+    let mut values: Vec<f64> = samples.iter().map(|(_, s)| s.value).collect();
+    // The lower 99.9th percentile: of 1000 samples, the second highest.
+    let rank = values.len().saturating_sub(1).saturating_mul(999) / 1000;
+    let (_, percentile, _) = values.select_nth_unstable_by(rank, f64::total_cmp);
+    let percentile = *percentile;
+    (percentile > 0.0 && peak.value > percentile * PEAK_OUTLIER_RATIO).then_some(Outlier {
+        line,
+        ts: peak.ts,
+        value: peak.value,
+        percentile,
+    })
 }
 
 /// As [`parse_csv`], each sample with its 1-based line.
@@ -275,6 +347,17 @@ impl<'a> LineIndex<'a> {
 }
 
 fn parse_row(line: u64, ts_field: &str, value_field: &str) -> Result<Sample, TraceError> {
+    let digits = ts_field.strip_prefix(['-', '+']).unwrap_or(ts_field);
+    if !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && ts_field.parse::<i64>().is_err()
+    {
+        // A whole number, only too long for any clock: say so, not "not a whole number".
+        return Err(TraceError::OutOfRange {
+            line,
+            value: ts_field.to_owned(),
+        });
+    }
     let ts = ts_field
         .parse::<i64>()
         .map_err(|_| TraceError::NotNumeric {
@@ -391,6 +474,63 @@ mod tests {
             ),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn a_timestamp_past_any_clock_is_out_of_range_not_a_non_number() {
+        for big in [
+            "9223372036854775808",
+            "-9223372036854775809",
+            "99999999999999999999999",
+        ] {
+            let err = parse_csv(&format!("1,1\n{big},2\n")).unwrap_err();
+            assert_eq!(err.line(), 2, "{big}");
+            assert!(
+                err.to_string().contains("out of range")
+                    && err.to_string().contains("100000000000"),
+                "{err}"
+            );
+        }
+    }
+
+    fn numbered(values: &[f64]) -> Vec<(u64, Sample)> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64 + 2, Sample::new(i as i64 * 60, *v)))
+            .collect()
+    }
+
+    #[test]
+    fn one_sample_that_dwarfs_the_rest_is_an_outlier() {
+        let mut values: Vec<f64> = (0..2880).map(|i| 10.0 + f64::from(i % 7)).collect();
+        values[1500] = 1e308;
+        let found = peak_outlier(&numbered(&values)).expect("1e308 dwarfs a load of 10 to 16");
+        assert_eq!((found.line, found.ts, found.value), (1502, 90_000, 1e308));
+        assert_eq!(found.percentile, 16.0);
+        // A short trace too: of five samples, the percentile is the second highest.
+        let found = peak_outlier(&numbered(&[1.0, 2.0, 1.0, 5000.0, 3.0])).unwrap();
+        assert_eq!((found.value, found.percentile), (5000.0, 3.0));
+    }
+
+    #[test]
+    fn spiky_and_idle_traces_have_no_outlier() {
+        // A spike of 50 times the usual load is load, not an error.
+        let mut values = vec![1.0; 1000];
+        values[10] = 50.0;
+        assert_eq!(peak_outlier(&numbered(&values)), None);
+        // More than 0.1% of the samples high: the percentile is high too.
+        let mut values = vec![1.0; 1000];
+        values[10] = 1e9;
+        values[20] = 1e9;
+        values[30] = 1e9;
+        assert_eq!(peak_outlier(&numbered(&values)), None);
+        // Idle but for one burst: no percentile to compare with.
+        let mut values = vec![0.0; 100];
+        values[5] = 7.0;
+        assert_eq!(peak_outlier(&numbered(&values)), None);
+        assert_eq!(peak_outlier(&numbered(&[4.0])), None);
+        assert_eq!(peak_outlier(&[]), None);
     }
 
     #[test]
