@@ -4,10 +4,13 @@
 //! identical, and each of Foresight's steps must come within one sync period of the native
 //! HPA's (the two controllers sync on their own phases, so that is the most they can differ).
 //!
-//! Four configurations run side by side on one control plane: no `behavior` at all, the v2
+//! Six configurations run side by side on one control plane (Kubernetes 1.37, whose version
+//! Foresight reads from the API server and decides as): no `behavior` at all, the v2
 //! defaults written out, a Percent/Pods mix with `selectPolicy: Min` whose period is two
-//! syncs (the boundary where an event exactly two syncs old must already be outside), and a
-//! scale-down stabilization window of four syncs.
+//! syncs (the boundary where an event exactly two syncs old must already be outside), a
+//! scale-down stabilization window of four syncs, a per-direction tolerance
+//! (`behavior.scaleUp.tolerance`, on by default since 1.35), and a usage ratio held exactly
+//! at the tolerance's edge (1.1: 1.33+ holds there, 1.28 would scale; docs/kubernetes-versions.md).
 
 mod cluster;
 
@@ -94,6 +97,36 @@ fn cases() -> Vec<Case> {
             // recommendation of the last four syncs.
             load: &[(0, 100.0), (5, 500.0), (40, 250.0), (50, 100.0)],
             duration: Duration::from_secs(110),
+        },
+        Case {
+            name: "per-direction-tolerance",
+            behavior: Some(json!({
+                "scaleUp": {"tolerance": "0.5"},
+                "scaleDown": {"stabilizationWindowSeconds": 0, "tolerance": "0.05"},
+            })),
+            min: 1,
+            max: 20,
+            initial: 4,
+            // 280m on 4 pods is 140% of the target: inside the scale-up tolerance of 0.5
+            // (the controller's 0.1 would scale to 6), held. 400m is 200%: 8 pods. 200m on 8
+            // is 50%: 4.
+            load: &[(0, 280.0), (30, 400.0), (70, 200.0)],
+            duration: Duration::from_secs(130),
+        },
+        Case {
+            name: "tolerance-edge",
+            behavior: Some(json!({
+                "scaleDown": {"stabilizationWindowSeconds": 0, "policies": [
+                    {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+            })),
+            min: 1,
+            max: 20,
+            initial: 4,
+            // 220m on 4 pods is exactly 110% of the target (a usage ratio of 1.1): held, as
+            // 1.33+ tests 1.1 <= 1 + 0.1. 300m: 6 pods; 330m on 6 is again exactly 1.1, held;
+            // 150m on 6 is 50%: 3.
+            load: &[(0, 220.0), (30, 300.0), (50, 330.0), (80, 150.0)],
+            duration: Duration::from_secs(130),
         },
     ]
 }
