@@ -4,13 +4,14 @@
 //! identical, and each of Foresight's steps must come within one sync period of the native
 //! HPA's (the two controllers sync on their own phases, so that is the most they can differ).
 //!
-//! Six configurations run side by side on one control plane (Kubernetes 1.37, whose version
+//! Seven configurations run side by side on one control plane (Kubernetes 1.37, whose version
 //! Foresight reads from the API server and decides as): no `behavior` at all, the v2
 //! defaults written out, a Percent/Pods mix with `selectPolicy: Min` whose period is two
 //! syncs (the boundary where an event exactly two syncs old must already be outside), a
 //! scale-down stabilization window of four syncs, a per-direction tolerance
 //! (`behavior.scaleUp.tolerance`, on by default since 1.35), and a usage ratio held exactly
-//! at the tolerance's edge (1.1: 1.33+ holds there, 1.28 would scale; docs/kubernetes-versions.md).
+//! at the tolerance's edge (1.1: 1.33+ holds there, 1.28 would scale; docs/kubernetes-versions.md),
+//! and pods with a sidecar that requests half of the pod's CPU.
 
 mod cluster;
 
@@ -37,6 +38,9 @@ struct Case {
     load: &'static [(u64, f64)],
     /// How long to watch.
     duration: Duration,
+    /// A sidecar's request, in millicores; the app container then requests the rest of
+    /// `REQUEST_MILLIS`.
+    sidecar_millis: Option<u32>,
 }
 
 fn cases() -> Vec<Case> {
@@ -49,6 +53,7 @@ fn cases() -> Vec<Case> {
             initial: 1,
             // 50m (1 pod) → 400m (8 pods) → 100m (2 pods)
             load: &[(0, 50.0), (5, 400.0), (60, 100.0)],
+            sidecar_millis: None,
             duration: Duration::from_secs(120),
         },
         Case {
@@ -65,6 +70,7 @@ fn cases() -> Vec<Case> {
             initial: 2,
             // 100m (2 pods) → 1000m (20 pods) → 150m (3 pods)
             load: &[(0, 100.0), (5, 1000.0), (70, 150.0)],
+            sidecar_millis: None,
             duration: Duration::from_secs(130),
         },
         Case {
@@ -82,6 +88,7 @@ fn cases() -> Vec<Case> {
             initial: 4,
             // 200m (4 pods) → 800m (16 pods) → 200m (4 pods)
             load: &[(0, 200.0), (5, 800.0), (70, 200.0)],
+            sidecar_millis: None,
             duration: Duration::from_secs(140),
         },
         Case {
@@ -96,6 +103,7 @@ fn cases() -> Vec<Case> {
             // 100m (2) → 500m (10) → 250m (5) briefly → 100m (2): the window holds the highest
             // recommendation of the last four syncs.
             load: &[(0, 100.0), (5, 500.0), (40, 250.0), (50, 100.0)],
+            sidecar_millis: None,
             duration: Duration::from_secs(110),
         },
         Case {
@@ -111,6 +119,7 @@ fn cases() -> Vec<Case> {
             // (the controller's 0.1 would scale to 6), held. 400m is 200%: 8 pods. 200m on 8
             // is 50%: 4.
             load: &[(0, 280.0), (30, 400.0), (70, 200.0)],
+            sidecar_millis: None,
             duration: Duration::from_secs(130),
         },
         Case {
@@ -126,7 +135,21 @@ fn cases() -> Vec<Case> {
             // 1.33+ tests 1.1 <= 1 + 0.1. 300m: 6 pods; 330m on 6 is again exactly 1.1, held;
             // 150m on 6 is 50%: 3.
             load: &[(0, 220.0), (30, 300.0), (50, 330.0), (80, 150.0)],
+            sidecar_millis: None,
             duration: Duration::from_secs(130),
+        },
+        Case {
+            name: "sidecar-request",
+            behavior: None,
+            min: 1,
+            max: 20,
+            initial: 4,
+            // Each pod: the app requests 50m and a sidecar 50m, 100m in all (1.29+ counts the
+            // sidecar; 1.28 would see 50m and scale at once). 200m on 4 pods is 50%: held.
+            // 400m is 100%: 8. 150m on 8 (19m each, as the metrics API rounds) is 19%: 4.
+            load: &[(0, 200.0), (30, 400.0), (70, 150.0)],
+            sidecar_millis: Some(50),
+            duration: Duration::from_secs(140),
         },
     ]
 }
@@ -140,7 +163,20 @@ async fn set_up(client: &kube::Client, case: &Case) -> anyhow::Result<()> {
     let ns = case.name;
     workload::namespace(client, ns).await?;
     for d in ["native", "foresight"] {
-        workload::deployment(client, ns, d, case.initial, REQUEST_MILLIS).await?;
+        match case.sidecar_millis {
+            None => workload::deployment(client, ns, d, case.initial, REQUEST_MILLIS).await?,
+            Some(sidecar) => {
+                workload::deployment_with_sidecar(
+                    client,
+                    ns,
+                    d,
+                    case.initial,
+                    REQUEST_MILLIS - sidecar,
+                    sidecar,
+                )
+                .await?
+            }
+        }
     }
     let mut spec = json!({
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "native"},
