@@ -382,9 +382,21 @@ async fn foresight_matches_the_native_hpa_live() {
         !controller.log().contains("Forbidden"),
         "the controller hit a Forbidden with deploy/rbac.yaml's rights"
     );
+    // The release decided as is the API server's, read at start.
+    let scraped = controller.scrape().await.expect("/metrics answers");
+    assert!(
+        scraped.contains(
+            "foresight_kubernetes_info{server_version=\"v1.37.2\",decides_as=\"1.37\",source=\"server\"} 1"
+        ),
+        "{}",
+        scraped
+            .lines()
+            .filter(|l| l.contains("kubernetes_info"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     // The HPA's own series, as kube-controller-manager names and labels them, counted the
     // rescales both ways and every computation of the CPU metric.
-    let scraped = controller.scrape().await.expect("/metrics answers");
     for series in [
         "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_up\",error=\"none\"}",
         "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_down\",error=\"none\"}",

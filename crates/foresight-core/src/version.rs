@@ -88,14 +88,16 @@ impl KubernetesVersion {
     }
 
     /// The nearest supported release to a server's version: a newer server is decided for as
-    /// the newest release Foresight knows, an older one as the oldest. `None` when the string
-    /// is not a version at all. For the version an API server reports, where refusing to start
+    /// the newest release Foresight knows, an older one as the oldest; the flag says whether
+    /// the release itself is supported. `None` when the string is not a 1.x release at all
+    /// (a development build reports `v0.0.0-master+…`). For the version an API server reports, where refusing to start
     /// would help nobody; a version the user types is parsed strictly ([`FromStr`]).
     pub fn nearest(text: &str) -> Option<(KubernetesVersion, bool)> {
         match text.parse::<KubernetesVersion>() {
             Ok(v) => Some((v, true)),
-            Err(VersionError::OutOfRange { major, minor, .. }) => {
-                if (major, minor) > (1, u64::from(Self::NEWEST.minor)) {
+            Err(VersionError::OutOfRange { major, .. }) if major != 1 => None,
+            Err(VersionError::OutOfRange { minor, .. }) => {
+                if minor > u64::from(Self::NEWEST.minor) {
                     Some((Self::NEWEST, false))
                 } else {
                     Some((Self::OLDEST, false))
@@ -335,6 +337,11 @@ mod tests {
             Some((KubernetesVersion::new(34).unwrap(), true))
         );
         assert_eq!(KubernetesVersion::nearest("nonsense"), None);
+        assert_eq!(
+            KubernetesVersion::nearest("v0.0.0-master+$Format:%H$"),
+            None
+        );
+        assert_eq!(KubernetesVersion::nearest("v2.0.0"), None);
     }
 
     #[test]

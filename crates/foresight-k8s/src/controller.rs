@@ -441,5 +441,9 @@ mod tests {
         // Unreadable or meaningless: the newest.
         assert_eq!(decides_as(None, None), (v(37), "default"));
         assert_eq!(decides_as(Some("weird"), None), (v(37), "default"));
+        assert_eq!(
+            decides_as(Some("v0.0.0-master+$Format:%H$"), None),
+            (v(37), "default")
+        );
     }
 }
