@@ -74,29 +74,6 @@ async fn stays(client: &Client, want: i32, seconds: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What deploy/rbac.yaml tells a user to add for an External metric: `list` on it.
-async fn grant_external_metric(client: &Client, metric: &str) -> anyhow::Result<()> {
-    foresight_envtest::apply_json(
-        client,
-        &json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": "foresight-external-metrics"},
-            "rules": [{"apiGroups": ["external.metrics.k8s.io"], "resources": [metric], "verbs": ["list"]}],
-        }),
-    )
-    .await?;
-    foresight_envtest::apply_json(
-        client,
-        &json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": "foresight-external-metrics"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "foresight-external-metrics"},
-            "subjects": [{"kind": "ServiceAccount", "name": "foresight-controller", "namespace": "foresight-system"}],
-        }),
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fallback_idle_and_pause_on_a_real_cluster() {
     let Some(cluster) = start(

@@ -4,10 +4,16 @@
 //! identical, and each of Foresight's steps must come within one sync period of the native
 //! HPA's (the two controllers sync on their own phases, so that is the most they can differ).
 //!
-//! Four configurations run side by side on one control plane: no `behavior` at all, the v2
+//! Eight configurations run side by side on one control plane (Kubernetes 1.37, whose version
+//! Foresight reads from the API server and decides as): no `behavior` at all, the v2
 //! defaults written out, a Percent/Pods mix with `selectPolicy: Min` whose period is two
-//! syncs (the boundary where an event exactly two syncs old must already be outside), and a
-//! scale-down stabilization window of four syncs.
+//! syncs (the boundary where an event exactly two syncs old must already be outside), a
+//! scale-down stabilization window of four syncs, a per-direction tolerance
+//! (`behavior.scaleUp.tolerance`, on by default since 1.35), and a usage ratio held exactly
+//! at the tolerance's edge (1.1: 1.33+ holds there, 1.28 would scale; docs/kubernetes-versions.md),
+//! pods with a sidecar that requests half of the pod's CPU, and `minReplicas: 0` with an
+//! External metric (HPAScaleToZero, on in 1.37): to zero and back, with the same
+//! `ScaledToZero` condition.
 
 mod cluster;
 
@@ -34,6 +40,12 @@ struct Case {
     load: &'static [(u64, f64)],
     /// How long to watch.
     duration: Duration,
+    /// A sidecar's request, in millicores; the app container then requests the rest of
+    /// `REQUEST_MILLIS`.
+    sidecar_millis: Option<u32>,
+    /// Scale on the External metric `queue` (an AverageValue target of 5) instead of CPU;
+    /// `load` is then the queue's value.
+    external_queue: bool,
 }
 
 fn cases() -> Vec<Case> {
@@ -46,6 +58,8 @@ fn cases() -> Vec<Case> {
             initial: 1,
             // 50m (1 pod) → 400m (8 pods) → 100m (2 pods)
             load: &[(0, 50.0), (5, 400.0), (60, 100.0)],
+            sidecar_millis: None,
+            external_queue: false,
             duration: Duration::from_secs(120),
         },
         Case {
@@ -62,6 +76,8 @@ fn cases() -> Vec<Case> {
             initial: 2,
             // 100m (2 pods) → 1000m (20 pods) → 150m (3 pods)
             load: &[(0, 100.0), (5, 1000.0), (70, 150.0)],
+            sidecar_millis: None,
+            external_queue: false,
             duration: Duration::from_secs(130),
         },
         Case {
@@ -79,6 +95,8 @@ fn cases() -> Vec<Case> {
             initial: 4,
             // 200m (4 pods) → 800m (16 pods) → 200m (4 pods)
             load: &[(0, 200.0), (5, 800.0), (70, 200.0)],
+            sidecar_millis: None,
+            external_queue: false,
             duration: Duration::from_secs(140),
         },
         Case {
@@ -93,6 +111,75 @@ fn cases() -> Vec<Case> {
             // 100m (2) → 500m (10) → 250m (5) briefly → 100m (2): the window holds the highest
             // recommendation of the last four syncs.
             load: &[(0, 100.0), (5, 500.0), (40, 250.0), (50, 100.0)],
+            sidecar_millis: None,
+            external_queue: false,
+            duration: Duration::from_secs(110),
+        },
+        Case {
+            name: "per-direction-tolerance",
+            behavior: Some(json!({
+                "scaleUp": {"tolerance": "0.5"},
+                "scaleDown": {"stabilizationWindowSeconds": 0, "tolerance": "0.05"},
+            })),
+            min: 1,
+            max: 20,
+            initial: 4,
+            // 280m on 4 pods is 140% of the target: inside the scale-up tolerance of 0.5
+            // (the controller's 0.1 would scale to 6), held. 400m is 200%: 8 pods. 200m on 8
+            // is 50%: 4.
+            load: &[(0, 280.0), (30, 400.0), (70, 200.0)],
+            sidecar_millis: None,
+            external_queue: false,
+            duration: Duration::from_secs(130),
+        },
+        Case {
+            name: "tolerance-edge",
+            behavior: Some(json!({
+                "scaleDown": {"stabilizationWindowSeconds": 0, "policies": [
+                    {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+            })),
+            min: 1,
+            max: 20,
+            initial: 4,
+            // 220m on 4 pods is exactly 110% of the target (a usage ratio of 1.1): held, as
+            // 1.33+ tests 1.1 <= 1 + 0.1. 300m: 6 pods; 330m on 6 is again exactly 1.1, held;
+            // 150m on 6 is 50%: 3.
+            load: &[(0, 220.0), (30, 300.0), (50, 330.0), (80, 150.0)],
+            sidecar_millis: None,
+            external_queue: false,
+            duration: Duration::from_secs(130),
+        },
+        Case {
+            name: "sidecar-request",
+            behavior: None,
+            min: 1,
+            max: 20,
+            initial: 4,
+            // Each pod: the app requests 50m and a sidecar 50m, 100m in all (1.29+ counts the
+            // sidecar; 1.28 would see 50m and scale at once). 200m on 4 pods is 50%: held.
+            // 400m is 100%: 8. 150m on 8 (19m each, as the metrics API rounds) is 19%: 4.
+            load: &[(0, 200.0), (30, 400.0), (70, 150.0)],
+            sidecar_millis: Some(50),
+            external_queue: false,
+            duration: Duration::from_secs(140),
+        },
+        Case {
+            name: "scale-to-zero",
+            behavior: Some(json!({
+                "scaleDown": {"stabilizationWindowSeconds": 0, "policies": [
+                    {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+            })),
+            min: 0,
+            max: 10,
+            initial: 4,
+            // HPAScaleToZero is on in 1.37. A queue of 20 against an AverageValue of 5: the 4
+            // pods it starts with (a first step would race the first sample). An empty queue:
+            // 0, and ScaledToZero=True. A queue of 30 at zero: metrics are
+            // computed because the autoscaler took the target there: 6, by way of 4 (the
+            // scale-up policy's 4 pods per 15 s).
+            load: &[(0, 20.0), (30, 0.0), (60, 30.0)],
+            sidecar_millis: None,
+            external_queue: true,
             duration: Duration::from_secs(110),
         },
     ]
@@ -107,11 +194,30 @@ async fn set_up(client: &kube::Client, case: &Case) -> anyhow::Result<()> {
     let ns = case.name;
     workload::namespace(client, ns).await?;
     for d in ["native", "foresight"] {
-        workload::deployment(client, ns, d, case.initial, REQUEST_MILLIS).await?;
+        match case.sidecar_millis {
+            None => workload::deployment(client, ns, d, case.initial, REQUEST_MILLIS).await?,
+            Some(sidecar) => {
+                workload::deployment_with_sidecar(
+                    client,
+                    ns,
+                    d,
+                    case.initial,
+                    REQUEST_MILLIS - sidecar,
+                    sidecar,
+                )
+                .await?
+            }
+        }
     }
+    let metrics = if case.external_queue {
+        json!([{"type": "External", "external": {"metric": {"name": "queue"},
+            "target": {"type": "AverageValue", "averageValue": "5"}}}])
+    } else {
+        metrics()
+    };
     let mut spec = json!({
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "native"},
-        "minReplicas": case.min, "maxReplicas": case.max, "metrics": metrics(),
+        "minReplicas": case.min, "maxReplicas": case.max, "metrics": metrics,
     });
     if let Some(b) = &case.behavior {
         spec["behavior"] = b.clone();
@@ -159,8 +265,13 @@ async fn run(
             && start.elapsed() >= Duration::from_secs(case.load[next_load].0)
         {
             let total = case.load[next_load].1;
-            for app in ["native", "foresight"] {
-                metrics.set_cpu(ns, app, Load::Total(total));
+            if case.external_queue {
+                // One queue in the namespace, read by both autoscalers.
+                metrics.set_external(ns, "queue", total);
+            } else {
+                for app in ["native", "foresight"] {
+                    metrics.set_cpu(ns, app, Load::Total(total));
+                }
             }
             next_load += 1;
         }
@@ -169,6 +280,27 @@ async fn run(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     Ok((native, ours))
+}
+
+/// The native HPA's and Foresight's `ScaledToZero` and `ScalingActive` conditions (status and
+/// reason) are the same.
+async fn same_conditions(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
+    use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+    let hpa = kube::Api::<HorizontalPodAutoscaler>::namespaced(client.clone(), ns)
+        .get("native")
+        .await?;
+    let native = serde_json::to_value(hpa.status)?;
+    let ours = ehpa_status(client, ns, "foresight").await?;
+    for type_ in ["ScaledToZero", "ScalingActive"] {
+        let pick = |s: &Value| condition(s, type_).map(|(status, reason, _)| (status, reason));
+        anyhow::ensure!(
+            pick(&native).is_some() && pick(&native) == pick(&ours),
+            "{type_}: native {:?}, foresight {:?}",
+            pick(&native),
+            pick(&ours)
+        );
+    }
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -196,6 +328,8 @@ async fn foresight_matches_the_native_hpa_live() {
     )
     .await
     .expect("the controller runs");
+    // What deploy/rbac.yaml tells a user to add for an External metric.
+    grant_external_metric(&client, "queue").await.unwrap();
     let cases = cases();
     for case in &cases {
         with_log(set_up(&client, case).await, &controller);
@@ -221,6 +355,13 @@ async fn foresight_matches_the_native_hpa_live() {
         if native.0.len() < 3 {
             failures.push(format!("{}: too few steps to compare: {native}", case.name));
         }
+        if case.external_queue {
+            // Scale to zero says the same in both: how the last rescale left ScaledToZero.
+            match same_conditions(&client, case.name).await {
+                Ok(()) => {}
+                Err(e) => failures.push(format!("{}: {e}", case.name)),
+            }
+        }
         let slack = SYNC.as_secs_f64() + 1.0;
         for ((tn, r), (tf, _)) in native.0.iter().zip(&ours.0).skip(1) {
             if (tn - tf).abs() > slack {
@@ -241,9 +382,21 @@ async fn foresight_matches_the_native_hpa_live() {
         !controller.log().contains("Forbidden"),
         "the controller hit a Forbidden with deploy/rbac.yaml's rights"
     );
+    // The release decided as is the API server's, read at start.
+    let scraped = controller.scrape().await.expect("/metrics answers");
+    assert!(
+        scraped.contains(
+            "foresight_kubernetes_info{server_version=\"v1.37.2\",decides_as=\"1.37\",source=\"server\"} 1"
+        ),
+        "{}",
+        scraped
+            .lines()
+            .filter(|l| l.contains("kubernetes_info"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     // The HPA's own series, as kube-controller-manager names and labels them, counted the
     // rescales both ways and every computation of the CPU metric.
-    let scraped = controller.scrape().await.expect("/metrics answers");
     for series in [
         "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_up\",error=\"none\"}",
         "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_down\",error=\"none\"}",

@@ -94,6 +94,38 @@ fn json_output_is_byte_identical_for_the_same_inputs_and_seed() {
     }
     // The report path goes to stderr, keeping stdout pure JSON.
     assert!(text(&first.stderr).contains("report.html"));
+    // The release the policies decided as: the newest unless --kubernetes-version says.
+    assert_eq!(json["model"]["kubernetes"], "1.37", "{json}");
+    let mut at_1_28 = args("5");
+    at_1_28.extend(["--kubernetes-version", "v1.28.4"]);
+    let old = simulate(&at_1_28, dir.path());
+    assert!(old.status.success(), "{}", text(&old.stderr));
+    let old: serde_json::Value = serde_json::from_slice(&old.stdout).unwrap();
+    assert_eq!(old["model"]["kubernetes"], "1.28", "{old}");
+}
+
+#[test]
+fn a_kubernetes_release_outside_the_range_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("web.yaml"), POLICY).unwrap();
+    let out = simulate(
+        &[
+            "--spec",
+            "web.yaml",
+            "--synthetic",
+            "--kubernetes-version",
+            "1.27",
+        ],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--kubernetes-version")
+            && stderr.contains("Kubernetes 1.27 is not supported")
+            && stderr.contains("1.28 to 1.37"),
+        "{stderr}"
+    );
 }
 
 fn trace_error(csv: &str) -> String {

@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use clap::ArgAction;
 use foresight_api::duration::format_duration;
 use foresight_core::autoscaler::ControllerConfig;
+use foresight_core::version::KubernetesVersion;
 use foresight_k8s::controller::{self, ControllerOptions, PrometheusSettings};
 use foresight_k8s::forecasts::ForecastSettings;
 use foresight_k8s::leader::LeaderOptions;
@@ -156,6 +157,10 @@ pub struct ControllerArgs {
         value_delimiter = '\n'
     )]
     pub history_queries: Vec<String>,
+    /// Decide as the HPA of this Kubernetes release (1.28 … 1.37, or a server version such
+    /// as v1.37.2) instead of the API server's, which is read at start.
+    #[arg(long, env = "FORESIGHT_KUBERNETES_VERSION", value_name = "VERSION")]
+    pub kubernetes_version: Option<KubernetesVersion>,
 }
 
 /// Whether `name` is an HTTP header name (RFC 9110 token characters).
@@ -242,6 +247,7 @@ impl ControllerArgs {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 revision: env!("FORESIGHT_REVISION").to_owned(),
             },
+            kubernetes_version: self.kubernetes_version,
         })
     }
 

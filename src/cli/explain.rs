@@ -11,6 +11,7 @@ use foresight_api::manifest::{from_value, parse_documents};
 use foresight_core::decision::{decide, ScaleOutcome};
 use foresight_core::explain::render;
 use foresight_core::snapshot::Snapshot;
+use foresight_core::version::KubernetesVersion;
 
 /// Arguments of `foresight explain`.
 #[derive(clap::Args)]
@@ -38,12 +39,17 @@ pub struct ExplainArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// With --snapshot: decide as the HPA of this Kubernetes release (1.28 … 1.37, or a
+    /// server version such as v1.37.2). Overrides the snapshot's config.kubernetes; default the
+    /// newest.
+    #[arg(long, value_name = "VERSION", requires = "snapshot")]
+    pub kubernetes_version: Option<KubernetesVersion>,
 }
 
 /// Runs `foresight explain`.
 pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     match &args.snapshot {
-        Some(path) => explain_snapshot(path, args.json),
+        Some(path) => explain_snapshot(path, args.json, args.kubernetes_version),
         None => super::live::explain(&args),
     }
 }
@@ -59,7 +65,11 @@ fn manifest_kind(doc: &serde_json::Value) -> Option<&str> {
     (object.contains_key("apiVersion") && !is_snapshot).then_some(kind)
 }
 
-fn explain_snapshot(path: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
+fn explain_snapshot(
+    path: &std::path::Path,
+    json: bool,
+    kubernetes: Option<KubernetesVersion>,
+) -> anyhow::Result<ExitCode> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let docs = parse_documents(&text)
@@ -88,7 +98,7 @@ fn explain_snapshot(path: &std::path::Path, json: bool) -> anyhow::Result<ExitCo
     let snapshot: Snapshot =
         from_value(doc, "").map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let prepared = snapshot
-        .prepare()
+        .prepare_as(kubernetes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let decision = decide(
         &prepared.autoscaler,

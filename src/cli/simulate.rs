@@ -12,12 +12,15 @@ use anyhow::Context;
 use foresight_core::autoscaler::MetricSource;
 use foresight_core::resources::ResourceName;
 use foresight_core::trace::{Gap, Outlier};
+use foresight_core::version::KubernetesVersion;
 use foresight_sim::frontier::{frontier, most_runs, Comparison, Reach};
 use foresight_sim::load::{LoadPoint, LoadTrace};
 use foresight_sim::policy::{policies_from_manifest, Policy};
 use foresight_sim::report::{render, ReportContext};
 use foresight_sim::score::Scores;
-use foresight_sim::simulation::{compile_policies, scaled_load, total_decisions, CompiledPolicy};
+use foresight_sim::simulation::{
+    compile_policies_as, scaled_load, total_decisions, CompiledPolicy,
+};
 use foresight_sim::synthetic::{generate, SyntheticConfig};
 use foresight_sim::verdict::{change_text, deltas};
 use foresight_sim::{simulate, summary, LoadScale, ModelConfig, Outage, Recording, Simulation};
@@ -119,6 +122,10 @@ pub struct SimulateArgs {
     /// shades them.
     #[arg(allow_hyphen_values = true, long, value_name = "START,LENGTH", value_parser = outage)]
     pub outage: Vec<Outage>,
+    /// Decide as the HPA of this Kubernetes release (1.28 … 1.37, or a server version such
+    /// as v1.37.2).
+    #[arg(long, value_name = "VERSION", default_value_t = KubernetesVersion::default())]
+    pub kubernetes_version: KubernetesVersion,
 }
 
 /// `--outage START,LENGTH`.
@@ -162,12 +169,13 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         warm_up_seconds: args.warm_up,
         short_from_share: 1.0,
         outages: args.outage.clone(),
+        kubernetes: args.kubernetes_version,
         recording: Recording::Full,
     };
     model.validate()?;
     let report_path = report_path(&args)?;
     let sources = load_policies(&args.specs)?;
-    let policies = compile_policies(&sources)?;
+    let policies = compile_policies_as(&sources, model.kubernetes)?;
     let Loaded {
         trace,
         source,

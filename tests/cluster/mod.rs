@@ -185,6 +185,29 @@ pub async fn ehpa_status(client: &Client, ns: &str, name: &str) -> anyhow::Resul
     Ok(o.data.get("status").cloned().unwrap_or(Value::Null))
 }
 
+/// What deploy/rbac.yaml tells a user to add for an External metric: `list` on it.
+pub async fn grant_external_metric(client: &Client, metric: &str) -> anyhow::Result<()> {
+    apply_json(
+        client,
+        &json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "foresight-external-metrics"},
+            "rules": [{"apiGroups": ["external.metrics.k8s.io"], "resources": [metric], "verbs": ["list"]}],
+        }),
+    )
+    .await?;
+    apply_json(
+        client,
+        &json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "foresight-external-metrics"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "foresight-external-metrics"},
+            "subjects": [{"kind": "ServiceAccount", "name": "foresight-controller", "namespace": "foresight-system"}],
+        }),
+    )
+    .await
+}
+
 /// The condition `type_` of a status, as (status, reason, message).
 pub fn condition(status: &Value, type_: &str) -> Option<(String, String, String)> {
     status["conditions"].as_array()?.iter().find_map(|c| {

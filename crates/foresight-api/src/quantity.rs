@@ -27,6 +27,13 @@ impl Quantity {
         Quantity(format_milli(milli))
     }
 
+    /// A quantity of `milli` thousandths in Kubernetes' canonical binary form (`BinarySI`:
+    /// `100Mi`, `1536Ki`), as Kubernetes 1.34+ writes memory in status. Like Kubernetes, a
+    /// value under 1024 or with a fraction is written in the decimal form instead.
+    pub fn from_milli_binary(milli: i64) -> Self {
+        Quantity(format_milli_binary(milli))
+    }
+
     /// The value in thousandths, rounded away from zero (Kubernetes `MilliValue()`).
     pub fn milli_value(&self) -> Result<i64, QuantityError> {
         parse(&self.0).map(|p| p.scaled(3))
@@ -263,6 +270,27 @@ fn parse(s: &str) -> Result<Parsed, QuantityError> {
     })
 }
 
+/// Formats a milli-value the way Kubernetes prints `NewMilliQuantity(v, BinarySI)`: a whole
+/// number of bytes from 1024 on folds its factors of 1024 into `Ki` … `Ei`; anything else is
+/// printed as [`format_milli`] prints it.
+pub fn format_milli_binary(milli: i64) -> String {
+    const SUFFIXES: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+    // Kubernetes' CanonicalizeBytes: small or fractional values stay decimal.
+    if milli % 1000 != 0 || (-1_024_000 < milli && milli < 1_024_000) {
+        return format_milli(milli);
+    }
+    let mut amount = milli / 1000;
+    let mut exponent = 0;
+    while amount % 1024 == 0 && exponent + 1 < SUFFIXES.len() {
+        amount /= 1024;
+        exponent += 1;
+    }
+    let mut buf = itoa::Buffer::new();
+    let mut out = buf.format(amount).to_owned();
+    out.push_str(SUFFIXES[exponent]);
+    out
+}
+
 /// Formats a milli-value the way Kubernetes prints `NewMilliQuantity(v, DecimalSI)`:
 /// trailing zeros are folded into the largest SI suffix that keeps the number whole.
 pub fn format_milli(milli: i64) -> String {
@@ -312,6 +340,25 @@ pub fn format_milli(milli: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn binary_form_folds_powers_of_1024_and_keeps_small_or_fractional_values_decimal() {
+        for (milli, text) in [
+            (104_857_600_000, "100Mi"),
+            (1_572_864_000, "1536Ki"),
+            (1_073_741_824_000, "1Gi"),
+            (1_024_000, "1Ki"),
+            (1_023_000, "1023"),
+            (1_500_000, "1500"),
+            (104_857_600_500, "104857600500m"),
+            (-2_097_152_000, "-2Mi"),
+            (0, "0"),
+        ] {
+            assert_eq!(format_milli_binary(milli), text, "{milli}");
+            assert_eq!(Quantity::from_milli_binary(milli).milli_value(), Ok(milli));
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

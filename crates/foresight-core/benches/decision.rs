@@ -71,6 +71,7 @@ fn fixture() -> (
                     .into_iter()
                     .collect(),
             }],
+            ..Default::default()
         })
         .collect();
     let samples: Vec<PodResourceSample> = pods

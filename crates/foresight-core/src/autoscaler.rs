@@ -16,6 +16,7 @@ use crate::pods::Readiness;
 use crate::prediction::PredictorConfig;
 use crate::replicas::Tolerance;
 use crate::resources::ResourceName;
+use crate::version::KubernetesVersion;
 
 /// Cluster-wide defaults (Kubernetes' controller flags); each object may override them.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +35,8 @@ pub struct ControllerConfig {
     pub legacy_scale_up_limit: LegacyScaleUpLimit,
     /// The zone `timezone: Local` means (the controller's own zone).
     pub local_time_zone: jiff::tz::TimeZone,
+    /// The Kubernetes release whose HPA the decision reproduces.
+    pub kubernetes: KubernetesVersion,
 }
 
 impl Default for ControllerConfig {
@@ -46,6 +49,7 @@ impl Default for ControllerConfig {
             sync_period_seconds: 15,
             legacy_scale_up_limit: LegacyScaleUpLimit::default(),
             local_time_zone: jiff::tz::TimeZone::UTC,
+            kubernetes: KubernetesVersion::default(),
         }
     }
 }
@@ -528,6 +532,8 @@ pub struct PerObjectSettings {
     pub sync_period_seconds: i64,
     /// The legacy path's scale-up limit.
     pub legacy_scale_up_limit: LegacyScaleUpLimit,
+    /// The Kubernetes release whose HPA the decision reproduces.
+    pub kubernetes: KubernetesVersion,
 }
 
 /// An autoscaler, compiled from its spec.
@@ -590,6 +596,21 @@ pub struct Idle {
 }
 
 impl Autoscaler {
+    /// Whether a source can see load while the target has no pods (an Object, External or
+    /// Prometheus metric, or a cron): what Kubernetes 1.37 asks before it scales a target to
+    /// zero and back (its `hasObjectOrExternalMetrics`; Foresight's crons wake a target too).
+    pub fn sees_load_without_pods(&self) -> bool {
+        self.crons.is_some()
+            || self.metrics.iter().any(|m| {
+                matches!(
+                    m.source,
+                    MetricSource::Object { .. }
+                        | MetricSource::External { .. }
+                        | MetricSource::Prometheus { .. }
+                )
+            })
+    }
+
     /// The lowest size the metrics may decide: `minReplicas`, but at least 1 with
     /// `spec.idle`, where only inactivity takes the target below it (as KEDA sets its HPA's
     /// `minReplicas`).
@@ -674,7 +695,7 @@ impl Autoscaler {
             .downscale_stabilization_window_seconds
             .map(i64::from)
             .unwrap_or(config.downscale_stabilization_seconds);
-        let tolerance = compile_tolerance(&spec, config.tolerance, problems);
+        let tolerance = compile_tolerance(&spec, config, problems);
         let readiness = Readiness {
             cpu_initialization_period: SignedDuration::from_secs(
                 spec.cpu_initialization_period_seconds
@@ -712,6 +733,7 @@ impl Autoscaler {
                     .map(i64::from)
                     .unwrap_or(config.sync_period_seconds),
                 legacy_scale_up_limit: config.legacy_scale_up_limit,
+                kubernetes: config.kubernetes,
             },
             strategy: spec.strategy(),
             specific_replicas: spec.specific_replicas,
@@ -746,11 +768,16 @@ impl Autoscaler {
 
 /// The dead band: the object's `tolerance` (or the controller's), overridden per direction by
 /// `behavior.scaleUp/scaleDown.tolerance`. A tolerance that does not convert is a problem.
+///
+/// Kubernetes 1.33+ tests `1 − down ≤ ratio ≤ 1 + up` always; 1.28–1.32 test `|1 − ratio| ≤
+/// tol` and had no per-direction field, so there the bounds test is used only for the
+/// directions an object configures (Foresight's field at every release).
 fn compile_tolerance(
     spec: &EffectiveHorizontalPodAutoscalerSpec,
-    default: f64,
+    config: &ControllerConfig,
     problems: &mut Vec<FieldError>,
 ) -> Tolerance {
+    let default = config.tolerance;
     let mut read = |q: Option<&foresight_api::Quantity>, path: &str| {
         let q = q?;
         q.as_f64()
@@ -772,12 +799,12 @@ fn compile_tolerance(
         "spec.behavior.scaleDown.tolerance",
     );
     if up.is_none() && down.is_none() {
-        return Tolerance::symmetric(base);
+        return Tolerance::symmetric(base, config.kubernetes);
     }
     Tolerance {
         up: up.unwrap_or(base),
         down: down.unwrap_or(base),
-        per_direction: true,
+        bounds: true,
     }
 }
 

@@ -7,6 +7,8 @@ use jiff::Timestamp;
 
 /// `AbleToScale`: whether the target's scale can be read and written.
 pub const ABLE_TO_SCALE: &str = "AbleToScale";
+/// Kubernetes 1.37+: whether the autoscaler itself scaled the target to zero (HPAScaleToZero).
+pub const SCALED_TO_ZERO: &str = "ScaledToZero";
 /// `ScalingActive`: whether metrics allow a decision.
 pub const SCALING_ACTIVE: &str = "ScalingActive";
 /// `ScalingLimited`: whether a bound or policy held the count back.

@@ -10,7 +10,8 @@ use jiff::Timestamp;
 use crate::autoscaler::{Horizon, Metric, MetricSource, PredictionPolicy, Target};
 use crate::pods::{pod_requests, Pod};
 use crate::prediction::{Accuracy, Forecast};
-use crate::replicas::{ceil_i32, Tolerance};
+use crate::replicas::{ceil_i32, ReplicaContext};
+use crate::version::KubernetesVersion;
 
 /// Forecasts are judged only once this many values have been compared (an hour of
 /// one-minute samples): a handful of samples says little.
@@ -156,6 +157,7 @@ pub fn replicas_at_capacity(
     load: f64,
     current: i32,
     pods: &[Pod],
+    kubernetes: KubernetesVersion,
 ) -> Result<f64, String> {
     let milli = load * 1000.0;
     match (&metric.source, metric.target) {
@@ -166,7 +168,7 @@ pub fn replicas_at_capacity(
             },
             Target::Utilization(_),
         ) => {
-            let requests = pod_requests(pods, resource, container.as_deref())?;
+            let requests = pod_requests(pods, resource, container.as_deref(), kubernetes)?;
             let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
             if counted.is_empty() {
                 return Err(format!("no pod requests {resource}"));
@@ -233,6 +235,7 @@ fn replicas_for(
     peak_milli: f64,
     current: i32,
     pods: &[Pod],
+    kubernetes: KubernetesVersion,
 ) -> Result<(f64, String), String> {
     match (&metric.source, metric.target) {
         (
@@ -242,7 +245,7 @@ fn replicas_for(
             },
             Target::Utilization(pct),
         ) => {
-            let requests = pod_requests(pods, resource, container.as_deref())?;
+            let requests = pod_requests(pods, resource, container.as_deref(), kubernetes)?;
             let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
             if counted.is_empty() {
                 return Err(format!(
@@ -269,16 +272,17 @@ fn replicas_for(
 }
 
 /// The replicas the forecast peak over `span` needs. `Err` says why the forecast cannot be
-/// used (it does not cover the span, or the target cannot be met per pod).
+/// used (it does not cover the span, or the target cannot be met per pod). `ctx` gives the
+/// clock, the pods (whose requests a Utilization target's load is carried by), the tolerance
+/// and the Kubernetes release.
 pub fn forecast_proposal(
     metric: &Metric,
     forecast: &Forecast,
-    now: Timestamp,
     span: Span,
     current: i32,
-    pods: &[Pod],
-    tolerance: Tolerance,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<ForecastProposal, String> {
+    let now = ctx.now;
     let from = now.as_second();
     let window_seconds = span.horizon_seconds;
     // The point that holds at the span's start began up to a step before it: a short span
@@ -297,7 +301,7 @@ pub fn forecast_proposal(
     let peak = peak * span.correction.max(0.0);
     let peak_time = Timestamp::from_second(at).unwrap_or(now);
     // Forecasts are in the metric's unit (cores, bytes, requests/s); targets in thousandths.
-    let (exact, target) = replicas_for(metric, peak * 1000.0, current, pods)?;
+    let (exact, target) = replicas_for(metric, peak * 1000.0, current, ctx.pods, ctx.kubernetes)?;
     if !exact.is_finite() || exact < 0.0 {
         return Err(format!(
             "the forecast peak {peak} gives no meaningful replica count"
@@ -306,7 +310,7 @@ pub fn forecast_proposal(
     let needed = ceil_i32(exact);
     let replicas = if span.strict_up && needed > current {
         needed
-    } else if current > 0 && tolerance.within(exact / f64::from(current)) {
+    } else if current > 0 && ctx.tolerance.within(exact / f64::from(current)) {
         current
     } else {
         needed

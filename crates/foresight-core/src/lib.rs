@@ -28,3 +28,4 @@ pub mod resources;
 pub mod snapshot;
 pub mod targets;
 pub mod time;
+pub mod version;

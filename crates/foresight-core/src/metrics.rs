@@ -258,20 +258,25 @@ pub fn pod_resource_values<'a>(
 }
 
 /// `GetResourceMetric` for a ContainerResource metric: the named container's usage. A pod
-/// whose metrics lack the container fails the whole call, as in Kubernetes.
+/// whose metrics lack the container fails the whole call up to Kubernetes 1.32; from 1.33 that
+/// pod is left out (it counts as missing), as `missing_container_fails` says.
 pub fn container_resource_values<'a>(
     samples: &'a [PodResourceSample],
     resource: &ResourceName,
     container: &str,
     namespace: &str,
+    missing_container_fails: bool,
 ) -> Result<Vec<PodMetric<'a>>, String> {
     let mut out = Vec::with_capacity(samples.len());
     for s in samples {
         let Some(c) = s.containers.iter().find(|c| c.name == container) else {
-            return Err(format!(
-                "container {container} not present in metrics for pod {namespace}/{}",
-                s.pod
-            ));
+            if missing_container_fails {
+                return Err(format!(
+                    "container {container} not present in metrics for pod {namespace}/{}",
+                    s.pod
+                ));
+            }
+            continue;
         };
         if let Some(v) = c.usage.get(resource) {
             out.push(PodMetric {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::resources::{ResourceList, ResourceName};
 use crate::time::{add, sub};
+use crate::version::KubernetesVersion;
 
 /// A pod's lifecycle phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +58,12 @@ pub struct Pod {
     pub deletion_timestamp: Option<Timestamp>,
     /// The pod's (non-init) containers.
     pub containers: Vec<Container>,
+    /// Its restartable init containers (sidecars, `restartPolicy: Always`), in spec order.
+    /// Kubernetes 1.29+ counts their requests with the containers'.
+    pub sidecars: Vec<Container>,
+    /// `spec.resources.requests` (pod-level resources), when set. Kubernetes 1.34+ measures a
+    /// pod against them when the metric names no container.
+    pub pod_requests: Option<ResourceList>,
 }
 
 impl Pod {
@@ -213,53 +220,140 @@ pub fn group_pods(
     g
 }
 
-/// A container without the request a Utilization target needs.
+/// Why a pod has no request to measure usage against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MissingRequest<'a> {
-    /// The resource.
-    pub resource: &'a ResourceName,
-    /// The container.
-    pub container: &'a str,
-    /// The pod.
-    pub pod: &'a str,
+pub enum MissingRequest<'a> {
+    /// A considered container lacks the request.
+    Container {
+        /// The resource.
+        resource: &'a ResourceName,
+        /// The container.
+        container: &'a str,
+        /// The pod.
+        pod: &'a str,
+    },
+    /// The pod sets pod-level requests, but neither they nor its containers request the
+    /// resource (Kubernetes 1.34+).
+    PodLevel {
+        /// The resource.
+        resource: &'a ResourceName,
+        /// The pod.
+        pod: &'a str,
+    },
+    /// The metric's container is not in the pod's spec (Kubernetes 1.35+).
+    NoSuchContainer {
+        /// The container the metric names.
+        container: &'a str,
+        /// The pod.
+        pod: &'a str,
+    },
 }
 
 impl std::fmt::Display for MissingRequest<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "missing request for {} in container {} of Pod {}",
-            self.resource, self.container, self.pod
-        )
+        match self {
+            MissingRequest::Container {
+                resource,
+                container,
+                pod,
+            } => write!(
+                f,
+                "missing request for {resource} in container {container} of Pod {pod}"
+            ),
+            MissingRequest::PodLevel { resource, pod } => {
+                write!(f, "missing pod-level request for {resource} in Pod {pod}")
+            }
+            MissingRequest::NoSuchContainer { container, pod } => {
+                write!(f, "container {container} not found in Pod {pod}")
+            }
+        }
     }
 }
 
-/// A pod's request for `resource` (only `container`'s, when named), summed over its
-/// containers; a considered container without the request is an error, as in Kubernetes'
-/// `calculatePodRequests`.
+/// A pod's request for `resource`, as Kubernetes' `calculatePodRequests` (1.28) and
+/// `calculateRequests` (1.34+) compute it:
+/// - with pod-level requests (1.34+) and no container named, the pod-level request;
+/// - otherwise the sum over its containers and, from 1.29, its sidecars (only `container`'s,
+///   when named); a considered container without the request is an error, and from 1.35 so is
+///   a named container the pod does not have (before, such a pod requests nothing).
 #[inline(always)]
 pub fn pod_request<'a>(
     pod: &'a Pod,
     resource: &'a ResourceName,
-    container: Option<&str>,
+    container: Option<&'a str>,
+    kubernetes: KubernetesVersion,
 ) -> Result<i64, MissingRequest<'a>> {
+    if container.is_none() && kubernetes.pod_level_requests() {
+        if let Some(pod_level) = pod.pod_requests.as_ref().filter(|r| r.sets_pod_level()) {
+            return pod_level_request(pod, pod_level, resource, kubernetes);
+        }
+    }
+    let sidecars = if kubernetes.sidecars_in_requests() {
+        pod.sidecars.as_slice()
+    } else {
+        &[]
+    };
     let mut sum: i64 = 0;
-    for c in &pod.containers {
+    for c in pod.containers.iter().chain(sidecars) {
         if container.is_some_and(|name| name != c.name) {
             continue;
         }
         match c.requests.get(resource) {
             Some(v) => sum = sum.saturating_add(v),
             None => {
-                return Err(MissingRequest {
+                return Err(MissingRequest::Container {
                     resource,
                     container: &c.name,
                     pod: &pod.name,
                 })
             }
         }
+        if container.is_some() {
+            // Container names are unique within a pod.
+            return Ok(sum);
+        }
     }
-    Ok(sum)
+    match container {
+        Some(name) if kubernetes.named_container_checked_in_spec() => {
+            Err(MissingRequest::NoSuchContainer {
+                container: name,
+                pod: &pod.name,
+            })
+        }
+        _ => Ok(sum),
+    }
+}
+
+/// `calculatePodLevelRequests`: the pod-level request for `resource` when it is set there;
+/// otherwise what the containers (and sidecars) that request it request together, as
+/// `PodRequests` aggregates them. Init containers' peak and the pod's overhead, which
+/// `PodRequests` also weighs, are not part of what Foresight observes.
+fn pod_level_request<'a>(
+    pod: &'a Pod,
+    pod_level: &ResourceList,
+    resource: &'a ResourceName,
+    kubernetes: KubernetesVersion,
+) -> Result<i64, MissingRequest<'a>> {
+    if let Some(v) = pod_level
+        .get(resource)
+        .filter(|_| resource.supported_at_pod_level())
+    {
+        return Ok(v);
+    }
+    let sidecars = if kubernetes.sidecars_in_requests() {
+        pod.sidecars.as_slice()
+    } else {
+        &[]
+    };
+    pod.containers
+        .iter()
+        .chain(sidecars)
+        .filter_map(|c| c.requests.get(resource))
+        .reduce(i64::saturating_add)
+        .ok_or(MissingRequest::PodLevel {
+            resource,
+            pod: &pod.name,
+        })
 }
 
 /// Every pod's request (see [`pod_request`]); the first pod lacking one fails the whole list.
@@ -267,8 +361,96 @@ pub fn pod_requests(
     pods: &[Pod],
     resource: &ResourceName,
     container: Option<&str>,
+    kubernetes: KubernetesVersion,
 ) -> Result<Vec<i64>, String> {
     pods.iter()
-        .map(|p| pod_request(p, resource, container).map_err(|m| m.to_string()))
+        .map(|p| pod_request(p, resource, container, kubernetes).map_err(|m| m.to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn container(name: &str, requests: &[(&str, i64)]) -> Container {
+        Container {
+            name: name.to_owned(),
+            requests: requests.iter().map(|(k, v)| (*k, *v)).collect(),
+        }
+    }
+
+    fn at(minor: u64) -> KubernetesVersion {
+        KubernetesVersion::new(minor).unwrap()
+    }
+
+    fn pod() -> Pod {
+        Pod {
+            name: "web-0".to_owned(),
+            containers: vec![container("app", &[("cpu", 500), ("memory", 1000)])],
+            sidecars: vec![container("proxy", &[("cpu", 250)])],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sidecars_count_from_1_29() {
+        let p = pod();
+        assert_eq!(pod_request(&p, &ResourceName::Cpu, None, at(28)), Ok(500));
+        assert_eq!(pod_request(&p, &ResourceName::Cpu, None, at(29)), Ok(750));
+        // A sidecar without the request fails the metric once sidecars count.
+        let err = pod_request(&p, &ResourceName::Memory, None, at(37)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "missing request for memory in container proxy of Pod web-0"
+        );
+        assert_eq!(
+            pod_request(&p, &ResourceName::Memory, None, at(28)),
+            Ok(1000)
+        );
+        // A named sidecar is measured alone.
+        assert_eq!(
+            pod_request(&p, &ResourceName::Cpu, Some("proxy"), at(37)),
+            Ok(250)
+        );
+    }
+
+    #[test]
+    fn pod_level_requests_win_from_1_34_unless_a_container_is_named() {
+        let mut p = pod();
+        p.pod_requests = Some([("cpu", 2000)].into_iter().collect());
+        assert_eq!(pod_request(&p, &ResourceName::Cpu, None, at(33)), Ok(750));
+        assert_eq!(pod_request(&p, &ResourceName::Cpu, None, at(34)), Ok(2000));
+        assert_eq!(
+            pod_request(&p, &ResourceName::Cpu, Some("app"), at(37)),
+            Ok(500)
+        );
+        // A resource the pod level leaves out comes from the containers that request it.
+        assert_eq!(
+            pod_request(&p, &ResourceName::Memory, None, at(37)),
+            Ok(1000)
+        );
+        let gpu = ResourceName::from("nvidia.com/gpu");
+        assert_eq!(
+            pod_request(&p, &gpu, None, at(37)).unwrap_err().to_string(),
+            "missing pod-level request for nvidia.com/gpu in Pod web-0"
+        );
+        // Only cpu, memory and hugepages can be set at the pod level.
+        p.pod_requests = Some([("nvidia.com/gpu", 1000)].into_iter().collect());
+        assert!(pod_request(&p, &gpu, None, at(37)).is_err());
+    }
+
+    #[test]
+    fn a_named_container_the_pod_lacks_is_an_error_from_1_35() {
+        let p = pod();
+        assert_eq!(
+            pod_request(&p, &ResourceName::Cpu, Some("worker"), at(34)),
+            Ok(0)
+        );
+        assert_eq!(
+            pod_request(&p, &ResourceName::Cpu, Some("worker"), at(35))
+                .unwrap_err()
+                .to_string(),
+            "container worker not found in Pod web-0"
+        );
+    }
 }

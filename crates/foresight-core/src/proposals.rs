@@ -212,7 +212,10 @@ fn resource_samples<'a>(
     let set = match container {
         None => PodMetricSet::pod_resources(samples, resource, ctx.pods),
         Some(c) => {
-            let entries = container_resource_values(samples, resource, c, namespace).map_err(|e| {
+            let fails = !ctx
+                .kubernetes
+                .container_missing_from_metrics_is_a_missing_pod();
+            let entries = container_resource_values(samples, resource, c, namespace, fails).map_err(|e| {
                 format!("unable to get metrics for resource {resource}: failed to get container metrics: {e}")
             })?;
             PodMetricSet::join(entries, ctx.pods)
@@ -236,7 +239,7 @@ fn resource_replicas(
     match target {
         Target::Utilization(t) => {
             let p = utilization_replicas(ctx, scale.spec_replicas, t, resource, container, set)?;
-            let average = Quantity::from_milli(p.raw_average);
+            let average = resource_quantity(resource, p.raw_average, ctx);
             let current = concat(&[&percent(p.utilization), " (", &average.0, ")"]);
             let status = MetricValueStatus {
                 average_value: Some(average),
@@ -249,15 +252,26 @@ fn resource_replicas(
             let cpu = *resource == ResourceName::Cpu;
             let (replicas, usage, exact) =
                 average_value_replicas(ctx, scale.spec_replicas, t, cpu, set)?;
+            let average = resource_quantity(resource, usage, ctx);
+            let current = average.to_string();
             let status = MetricValueStatus {
-                average_value: milli(usage),
+                average_value: Some(average),
                 ..Default::default()
             };
-            let current = Quantity::from_milli(usage).to_string();
             let target = format!("{} per pod", Quantity::from_milli(t));
             Ok((replicas, exact, status, current, target))
         }
         _ => Err(INVALID_RESOURCE_TARGET.to_owned()),
+    }
+}
+
+/// A resource's value as status shows it: memory in binary units from Kubernetes 1.34 (as
+/// metrics-server reports it), everything else in decimal ones.
+fn resource_quantity(resource: &ResourceName, milli: i64, ctx: &ReplicaContext<'_>) -> Quantity {
+    if *resource == ResourceName::Memory && ctx.kubernetes.memory_status_in_binary_units() {
+        Quantity::from_milli_binary(milli)
+    } else {
+        Quantity::from_milli(milli)
     }
 }
 
@@ -390,12 +404,20 @@ fn object_metric(
         return Err(plain(problem));
     }
     let name = &id.name;
-    // Kubernetes' format string puts its arguments in the wrong order; parity keeps it.
+    // Up to 1.36 Kubernetes' format string puts its arguments in the wrong order; parity
+    // keeps it. 1.37 puts them right.
     let fetch_error = |e: String| {
-        format!(
-            "unable to get metric {name}: {} on {namespace} {}/{e}",
-            described.kind, described.name
-        )
+        if ctx.kubernetes.reworded_errors() {
+            format!(
+                "unable to get metric {name} on {} {namespace}/{}: {e}",
+                described.kind, described.name
+            )
+        } else {
+            format!(
+                "unable to get metric {name}: {} on {namespace} {}/{e}",
+                described.kind, described.name
+            )
+        }
     };
     match target {
         Target::Value(t) => {

@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use crate::metrics::PodMetricSet;
 use crate::pods::{pod_request, Classifier, Pod, PodClass, Readiness};
 use crate::resources::ResourceName;
+use crate::version::KubernetesVersion;
 
 /// The usage-ratio dead band.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -16,25 +17,27 @@ pub struct Tolerance {
     pub up: f64,
     /// Allowed ratio below 1 before scaling down.
     pub down: f64,
-    /// Whether a direction was configured on its own. Kubernetes ≤1.32 tests `|1 − r| ≤ tol`;
-    /// 1.33+ with per-direction tolerances tests `1 − down ≤ r ≤ 1 + up`. The two differ in
-    /// the last bit at the boundary, so the old form is kept until a direction is configured.
-    pub per_direction: bool,
+    /// Which test: `1 − down ≤ r ≤ 1 + up` (Kubernetes 1.33+, and any release once a direction
+    /// is configured on its own) or `|1 − r| ≤ tol` (Kubernetes 1.28–1.32). The two differ in
+    /// the last bit at the edge: a ratio of exactly 1.1 with tolerance 0.1 is outside the
+    /// second (`|1 − 1.1|` is 0.10000000000000009) and inside the first.
+    pub bounds: bool,
 }
 
 impl Tolerance {
-    /// One tolerance for both directions (Kubernetes' `--horizontal-pod-autoscaler-tolerance`).
-    pub fn symmetric(tol: f64) -> Self {
+    /// One tolerance for both directions (Kubernetes' `--horizontal-pod-autoscaler-tolerance`),
+    /// tested as `kubernetes` tests it.
+    pub fn symmetric(tol: f64, kubernetes: KubernetesVersion) -> Self {
         Tolerance {
             up: tol,
             down: tol,
-            per_direction: false,
+            bounds: kubernetes.tolerance_bounds(),
         }
     }
 
     /// Whether `ratio` is close enough to 1 that the count should not change.
     pub fn within(&self, ratio: f64) -> bool {
-        if self.per_direction {
+        if self.bounds {
             1.0 - self.down <= ratio && ratio <= 1.0 + self.up
         } else {
             (1.0 - ratio).abs() <= self.up
@@ -44,7 +47,7 @@ impl Tolerance {
 
 impl Default for Tolerance {
     fn default() -> Self {
-        Tolerance::symmetric(0.1)
+        Tolerance::symmetric(0.1, KubernetesVersion::default())
     }
 }
 
@@ -59,6 +62,8 @@ pub struct ReplicaContext<'a> {
     pub readiness: Readiness,
     /// The frozen clock.
     pub now: Timestamp,
+    /// The Kubernetes release whose calculation this is.
+    pub kubernetes: KubernetesVersion,
 }
 
 /// Kubernetes' error when the selector matches no pod.
@@ -171,7 +176,7 @@ pub fn utilization_replicas(
         let entry = metrics.entry_of_pod(i);
         let class = classifier.classify(pod, entry.map(|e| e.timing));
         counts.add(class);
-        match pod_request(pod, resource, container) {
+        match pod_request(pod, resource, container, ctx.kubernetes) {
             Ok(request) if class == PodClass::Ready => {
                 sums.add(entry.map_or(0, |e| e.value), request)
             }
@@ -212,7 +217,8 @@ pub fn utilization_replicas(
     let mut entries = counts.ready + metrics.unmatched;
     for (i, pod) in ctx.pods.iter().enumerate() {
         let class = classifier.classify(pod, metrics.timing_of_pod(i));
-        let request = pod_request(pod, resource, container).map_err(|m| m.to_string())?;
+        let request =
+            pod_request(pod, resource, container, ctx.kubernetes).map_err(|m| m.to_string())?;
         let value = match class {
             PodClass::Missing if ratio < 1.0 => {
                 saturate_i64(i128::from(request) * i128::from(fallback) / 100)

@@ -23,6 +23,15 @@ impl ResourceName {
             ResourceName::Other(s) => s,
         }
     }
+
+    /// Whether pod-level resources (`spec.resources`) can set it: cpu, memory and hugepages,
+    /// as Kubernetes' `IsSupportedPodLevelResource`.
+    pub fn supported_at_pod_level(&self) -> bool {
+        match self {
+            ResourceName::Cpu | ResourceName::Memory => true,
+            ResourceName::Other(s) => s.starts_with("hugepages-"),
+        }
+    }
 }
 
 impl From<&str> for ResourceName {
@@ -73,6 +82,14 @@ impl ResourceList {
                 None => self.other.push((n, milli)),
             },
         }
+    }
+
+    /// Whether it sets a resource pod-level resources support (Kubernetes'
+    /// `IsPodLevelRequestsSet`, for a pod's `spec.resources.requests`).
+    pub fn sets_pod_level(&self) -> bool {
+        self.cpu.is_some()
+            || self.memory.is_some()
+            || self.other.iter().any(|(k, _)| k.starts_with("hugepages-"))
     }
 
     /// A list of CPU only.

@@ -23,6 +23,7 @@ use crate::prediction::{Algorithm, Forecast};
 use crate::proposals::Scale;
 use crate::resources::ResourceList;
 use crate::time::GO_ZERO_TIME;
+use crate::version::KubernetesVersion;
 
 /// A pod's `Ready` condition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -45,6 +46,9 @@ pub struct ContainerJson {
     /// `resources.requests`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<BTreeMap<String, Quantity>>,
+    /// `restartPolicy`: `Always` makes an init container a sidecar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
 }
 
 /// A pod.
@@ -68,9 +72,13 @@ pub struct PodJson {
     /// Containers.
     #[serde(default)]
     pub containers: Vec<ContainerJson>,
-    /// Init containers (not used by the v1.28 algorithm).
+    /// Init containers: those with `restartPolicy: Always` (sidecars) count in the pod's
+    /// request from Kubernetes 1.29; the others never do.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub init_containers: Vec<ContainerJson>,
+    /// Pod-level `spec.resources.requests`: what Kubernetes 1.34+ measures the pod against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<BTreeMap<String, Quantity>>,
 }
 
 /// One container's usage in a PodMetrics item.
@@ -239,18 +247,29 @@ impl PodJson {
     pub fn to_pod(&self, path: &str) -> Result<Pod, SnapshotError> {
         let mut containers = Vec::with_capacity(self.containers.len());
         for (i, c) in self.containers.iter().enumerate() {
-            let mut requests = ResourceList::default();
-            for (r, q) in c.requests.iter().flatten() {
-                requests.set(
-                    r,
-                    amount(q, || format!("{path}.containers[{i}].requests.{r}"))?,
-                );
-            }
             containers.push(Container {
                 name: c.name.clone(),
-                requests,
+                requests: resource_list(c.requests.as_ref(), || {
+                    format!("{path}.containers[{i}].requests")
+                })?,
             });
         }
+        let mut sidecars = Vec::new();
+        for (i, c) in self.init_containers.iter().enumerate() {
+            if c.restart_policy.as_deref() != Some("Always") {
+                continue;
+            }
+            sidecars.push(Container {
+                name: c.name.clone(),
+                requests: resource_list(c.requests.as_ref(), || {
+                    format!("{path}.initContainers[{i}].requests")
+                })?,
+            });
+        }
+        let pod_requests = match &self.requests {
+            None => None,
+            Some(r) => Some(resource_list(Some(r), || format!("{path}.requests"))?),
+        };
         Ok(Pod {
             name: self.name.clone(),
             phase: self.phase,
@@ -261,8 +280,22 @@ impl PodJson {
             start_time: self.start_time,
             deletion_timestamp: self.deletion_timestamp,
             containers,
+            sidecars,
+            pod_requests,
         })
     }
+}
+
+/// Requests by resource, in thousandths; `at` names the list in errors.
+fn resource_list(
+    requests: Option<&BTreeMap<String, Quantity>>,
+    at: impl Fn() -> String,
+) -> Result<ResourceList, SnapshotError> {
+    let mut list = ResourceList::default();
+    for (r, q) in requests.into_iter().flatten() {
+        list.set(r, amount(q, || format!("{}.{r}", at()))?);
+    }
+    Ok(list)
 }
 
 /// Converts pods.
@@ -532,6 +565,9 @@ pub struct ConfigJson {
     /// The zone `timezone: Local` means.
     #[serde(default)]
     pub local_time_zone: Option<String>,
+    /// The Kubernetes release to decide as (`1.28` … `1.37`; the newest when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<KubernetesVersion>,
 }
 
 impl ConfigJson {
@@ -557,6 +593,7 @@ impl ConfigJson {
                 .downscale_stabilization_window_seconds
                 .unwrap_or(d.downscale_stabilization_seconds),
             local_time_zone,
+            kubernetes: self.kubernetes.unwrap_or(d.kubernetes),
             ..d
         })
     }
@@ -601,8 +638,18 @@ pub struct Prepared {
 }
 
 impl Snapshot {
-    /// Reads the manifest, validates and compiles it, and builds the observation.
+    /// Reads the manifest, validates and compiles it, and builds the observation, deciding as
+    /// the Kubernetes release `config.kubernetes` names (the newest when it names none).
     pub fn prepare(&self) -> Result<Prepared, SnapshotError> {
+        self.prepare_as(None)
+    }
+
+    /// As [`Snapshot::prepare`], deciding as `kubernetes` when given (overriding the
+    /// snapshot's `config.kubernetes`).
+    pub fn prepare_as(
+        &self,
+        kubernetes: Option<KubernetesVersion>,
+    ) -> Result<Prepared, SnapshotError> {
         let err = |path: &str, message: String| SnapshotError {
             path: path.to_owned(),
             message,
@@ -660,7 +707,10 @@ impl Snapshot {
         if let Some(missing) = missing_required(&self.autoscaler).first() {
             return Err(err("autoscaler", missing.to_string()));
         }
-        let config = self.config.to_config()?;
+        let mut config = self.config.to_config()?;
+        if let Some(v) = kubernetes {
+            config.kubernetes = v;
+        }
         let namespace = namespace.unwrap_or_else(|| "default".to_owned());
         let name = name.unwrap_or_default();
         let autoscaler = Autoscaler::new(&namespace, &name, &spec, &config).map_err(|errors| {

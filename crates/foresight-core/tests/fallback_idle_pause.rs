@@ -12,6 +12,7 @@ use foresight_core::decision::{decide, Event, Observation, ScaleOutcome};
 use foresight_core::metrics::{MetricData, ValueSample};
 use foresight_core::pause::{self, Pause};
 use foresight_core::proposals::Scale;
+use foresight_core::version::KubernetesVersion;
 use jiff::{SignedDuration, Timestamp};
 
 fn spec(json: serde_json::Value) -> EffectiveHorizontalPodAutoscalerSpec {
@@ -317,6 +318,58 @@ fn without_idle_min_zero_is_kubernetes_scale_to_zero() {
     assert_eq!(l.replicas, 0, "the metric's proposal of 0 applies at once");
     l.sync(Some(1));
     assert_eq!(l.replicas, 1, "ceil(1 / 10) from zero");
+}
+
+/// Kubernetes 1.36+ scales from zero only a target it took to zero itself (never, with
+/// HPAScaleToZero off as in 1.36): one someone else scaled to zero stays there; 1.28–1.35
+/// scale it from its metrics.
+#[test]
+fn a_target_someone_else_took_to_zero_stays_there_from_1_37() {
+    let spec = spec(serde_json::json!({"minReplicas": 0}));
+    for (minor, woken) in [(28, 1), (35, 1), (36, 0), (37, 0)] {
+        let mut l = Loop::new(spec.clone(), 0);
+        l.autoscaler = Autoscaler::new(
+            "jobs",
+            "worker",
+            &spec,
+            &ControllerConfig {
+                kubernetes: KubernetesVersion::new(minor).unwrap(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        l.sync(Some(5));
+        assert_eq!(l.replicas, woken, "Kubernetes 1.{minor}");
+        let active = l.condition(conditions::SCALING_ACTIVE);
+        if woken == 0 {
+            assert_eq!(active, (ConditionStatus::False, "ScalingDisabled".into()));
+        } else {
+            assert_eq!(active.0, ConditionStatus::True, "Kubernetes 1.{minor}");
+        }
+    }
+}
+
+#[test]
+fn scaled_to_zero_is_said_on_every_rescale_from_1_37() {
+    let mut l = Loop::new(
+        spec(serde_json::json!({
+            "minReplicas": 0,
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0}},
+        })),
+        3,
+    );
+    l.sync(Some(0));
+    assert_eq!(l.replicas, 0);
+    assert_eq!(
+        l.condition(conditions::SCALED_TO_ZERO),
+        (ConditionStatus::True, "ScaledToZero".into())
+    );
+    l.sync(Some(25));
+    assert_eq!(l.replicas, 3, "ceil(25 / 10) from zero");
+    assert_eq!(
+        l.condition(conditions::SCALED_TO_ZERO),
+        (ConditionStatus::False, "NotScaledToZero".into())
+    );
 }
 
 #[test]

@@ -16,13 +16,15 @@ use foresight_core::conditions;
 use foresight_core::decision::{decide, Decision, MetricObservation, Observation, ScaleOutcome};
 use foresight_core::forecasting::{self, forecast_proposal, ForecastInput, HeadroomInput, Span};
 use foresight_core::metrics::{ContainerUsage, PodResourceSample};
+use foresight_core::pods::Readiness;
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
 use foresight_core::prediction::{
     Accuracy, Algorithm, Evaluation, EvaluationInput, Forecast, Headroom, PredictorConfig,
 };
 use foresight_core::proposals::Scale;
-use foresight_core::replicas::Tolerance;
+use foresight_core::replicas::{ReplicaContext, Tolerance};
 use foresight_core::resources::ResourceList;
+use foresight_core::version::KubernetesVersion;
 use jiff::{SignedDuration, Timestamp};
 use proptest::prelude::*;
 
@@ -88,6 +90,7 @@ fn observation(replicas: i32, usage: i64, startup: i64) -> Observation {
                 name: "app".into(),
                 requests: ResourceList::cpu(1000),
             }],
+            ..Default::default()
         })
         .collect();
     let samples = pods
@@ -377,9 +380,14 @@ proptest! {
             correction: 1.0,
             strict_up: true,
         };
-        let p = forecast_proposal(
-            &metric, &f, Timestamp::from_second(now).unwrap(), span, current, &[], Tolerance::default(),
-        ).unwrap();
+        let ctx = ReplicaContext {
+            pods: &[],
+            tolerance: Tolerance::default(),
+            readiness: Readiness::default(),
+            now: Timestamp::from_second(now).unwrap(),
+            kubernetes: KubernetesVersion::default(),
+        };
+        let p = forecast_proposal(&metric, &f, span, current, &ctx).unwrap();
         let needed = (at_lead / 10.0).ceil() as i32;
         prop_assert!(p.replicas >= needed, "{} < {needed} (load {at_lead} at +{lead}s)", p.replicas);
     }

@@ -166,6 +166,7 @@ fn observation(
                 name: "app".into(),
                 requests: ResourceList::cpu(c.request),
             }],
+            ..Default::default()
         })
         .collect();
     let samples: Vec<PodResourceSample> = pods

@@ -80,6 +80,7 @@ fn observation(replicas: i32, usage_milli: i64, now: Timestamp) -> Observation {
                 name: "app".into(),
                 requests: ResourceList::cpu(1000),
             }],
+            ..Default::default()
         })
         .collect();
     let samples = pods
@@ -424,7 +425,7 @@ fn metrics_are_read_exactly_when_the_decision_uses_them() {
         }
         let scale = with.scale.clone().unwrap();
         assert_eq!(
-            reads_metrics(&autoscaler, &scale, conflicts),
+            reads_metrics(&autoscaler, &scale, conflicts, &Default::default()),
             reads,
             "{replicas} replicas, selector {selector:?}, conflicts {conflicts}"
         );

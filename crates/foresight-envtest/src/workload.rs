@@ -57,6 +57,45 @@ pub async fn deployment(
     .await
 }
 
+/// A Deployment as [`deployment`] makes it, whose pods also run a sidecar (an init container
+/// with `restartPolicy: Always`) requesting `sidecar_cpu_millis`: Kubernetes 1.29+ counts the
+/// sidecar's request in the pod's.
+pub async fn deployment_with_sidecar(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    replicas: i32,
+    cpu_millis: u32,
+    sidecar_cpu_millis: u32,
+) -> anyhow::Result<()> {
+    apply_json(
+        client,
+        &json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {
+                        "initContainers": [{
+                            "name": "proxy", "image": "registry.k8s.io/pause:3.9",
+                            "restartPolicy": "Always",
+                            "resources": {"requests": {"cpu": format!("{sidecar_cpu_millis}m"), "memory": "16Mi"}},
+                        }],
+                        "containers": [{
+                            "name": "app", "image": "registry.k8s.io/pause:3.9",
+                            "resources": {"requests": {"cpu": format!("{cpu_millis}m"), "memory": "16Mi"}},
+                        }],
+                    },
+                },
+            },
+        }),
+    )
+    .await
+}
+
 /// The Deployment's `spec.replicas`.
 pub async fn replicas(client: &Client, namespace: &str, name: &str) -> anyhow::Result<i32> {
     let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);

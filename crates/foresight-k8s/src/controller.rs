@@ -12,6 +12,7 @@
 //! deleted, and after each full list of autoscalers (a new term, a watch that started over)
 //! those of autoscalers no longer listed.
 
+use foresight_core::version::KubernetesVersion;
 use std::collections::HashSet;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -61,6 +62,9 @@ pub struct ControllerOptions {
     pub prometheus: Option<PrometheusSettings>,
     /// The running build, for `foresight_build_info`.
     pub build: telemetry::Build,
+    /// The Kubernetes release to decide as (`--kubernetes-version`); `None` reads it from the
+    /// API server at start.
+    pub kubernetes_version: Option<KubernetesVersion>,
 }
 
 /// Where and how the controller reads Prometheus.
@@ -119,8 +123,13 @@ pub async fn run(
     options: ControllerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ControllerError> {
+    let mut options = options;
+    let server = server_version(&client).await;
+    let (decides_as, source) = decides_as(server.as_deref(), options.kubernetes_version);
+    options.settings.core.kubernetes = decides_as;
     let prometheus = connect_prometheus(&options)?;
     let telemetry = serve_telemetry(&options, prometheus.as_ref()).await?;
+    telemetry.set_kubernetes(server.as_deref(), &decides_as.to_string(), source);
     let (pods, scales) = start_caches(&client, &options, &telemetry);
 
     let (_hold, mut leading) = match &options.leader {
@@ -185,6 +194,53 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// The API server's `gitVersion` (`v1.37.2`), or `None` (logged) when it cannot be read.
+async fn server_version(client: &Client) -> Option<String> {
+    match client.apiserver_version().await {
+        Ok(info) => Some(info.git_version),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the API server's version");
+            None
+        }
+    }
+}
+
+/// The release to decide as, and where it came from: the flag when given, else the server's
+/// release (the nearest supported one outside 1.28 … 1.37), else the newest. Logged.
+fn decides_as(
+    server: Option<&str>,
+    flag: Option<KubernetesVersion>,
+) -> (KubernetesVersion, &'static str) {
+    let known = server.and_then(KubernetesVersion::nearest);
+    let (version, source) = match (flag, known) {
+        (Some(v), _) => (v, "flag"),
+        (None, Some((v, _))) => (v, "server"),
+        (None, None) => (KubernetesVersion::default(), "default"),
+    };
+    let server_text = server.unwrap_or("unknown");
+    match known {
+        Some((v, false)) if flag.is_none() => tracing::warn!(
+            server = server_text,
+            decides_as = %v,
+            "the API server's Kubernetes is outside 1.28 to 1.37: deciding as the nearest release \
+             (set --kubernetes-version to choose)"
+        ),
+        None if flag.is_none() && server.is_some() => tracing::warn!(
+            server = server_text,
+            decides_as = %version,
+            "the API server's version does not name a Kubernetes release: deciding as the newest"
+        ),
+        _ => {}
+    }
+    tracing::info!(
+        server = server_text,
+        decides_as = %version,
+        source,
+        "deciding as the HPA of Kubernetes {version}"
+    );
+    (version, source)
 }
 
 /// The Prometheus client and forecast cache, when `--prometheus-url` names one.
@@ -364,4 +420,30 @@ async fn run_leading(
             }
         })
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_overrides_the_server_and_the_server_overrides_the_default() {
+        let v = |minor| KubernetesVersion::new(minor).unwrap();
+        assert_eq!(decides_as(Some("v1.34.2"), Some(v(28))), (v(28), "flag"));
+        assert_eq!(decides_as(Some("v1.34.2"), None), (v(34), "server"));
+        assert_eq!(
+            decides_as(Some("v1.33.1-gke.1100"), None),
+            (v(33), "server")
+        );
+        // Outside the range, the nearest release Foresight reproduces.
+        assert_eq!(decides_as(Some("v1.39.0"), None), (v(37), "server"));
+        assert_eq!(decides_as(Some("v1.26.3"), None), (v(28), "server"));
+        // Unreadable or meaningless: the newest.
+        assert_eq!(decides_as(None, None), (v(37), "default"));
+        assert_eq!(decides_as(Some("weird"), None), (v(37), "default"));
+        assert_eq!(
+            decides_as(Some("v0.0.0-master+$Format:%H$"), None),
+            (v(37), "default")
+        );
+    }
 }

@@ -229,35 +229,22 @@ pub fn convert(pod: &KubePod) -> Option<(String, String, CachedPod)> {
                 .map(|t| t.0)
                 .unwrap_or(GO_ZERO_TIME),
         });
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|s| {
-            s.containers
-                .iter()
-                .map(|c| Container {
-                    name: c.name.clone(),
-                    requests: {
-                        let mut list = ResourceList::default();
-                        for (k, q) in c
-                            .resources
-                            .as_ref()
-                            .and_then(|r| r.requests.as_ref())
-                            .into_iter()
-                            .flatten()
-                        {
-                            // An unparseable request counts as absent: the metric then
-                            // fails with "missing request", visibly.
-                            if let Ok(v) = foresight_api::Quantity(q.0.clone()).milli_value() {
-                                list.set(k, v);
-                            }
-                        }
-                        list
-                    },
-                })
-                .collect()
-        })
+    let spec = pod.spec.as_ref();
+    let containers = spec
+        .map(|s| s.containers.iter().map(container).collect())
         .unwrap_or_default();
+    // Restartable init containers (sidecars) count in the pod's request from Kubernetes 1.29.
+    let sidecars = spec
+        .and_then(|s| s.init_containers.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .map(container)
+        .collect();
+    let pod_requests = spec
+        .and_then(|s| s.resources.as_ref())
+        .and_then(|r| r.requests.as_ref())
+        .map(request_list);
     let cached = CachedPod {
         labels: pod.metadata.labels.clone().unwrap_or_default(),
         pod: Pod {
@@ -267,9 +254,41 @@ pub fn convert(pod: &KubePod) -> Option<(String, String, CachedPod)> {
             start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
             deletion_timestamp: pod.metadata.deletion_timestamp.as_ref().map(|t| t.0),
             containers,
+            sidecars,
+            pod_requests,
         },
     };
     Some((ns, name, cached))
+}
+
+/// A container's name and requests.
+fn container(c: &k8s_openapi::api::core::v1::Container) -> Container {
+    Container {
+        name: c.name.clone(),
+        requests: c
+            .resources
+            .as_ref()
+            .and_then(|r| r.requests.as_ref())
+            .map(request_list)
+            .unwrap_or_default(),
+    }
+}
+
+/// Requests in thousandths. An unparseable request counts as absent: the metric then fails
+/// with "missing request", visibly.
+fn request_list(
+    requests: &std::collections::BTreeMap<
+        String,
+        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    >,
+) -> ResourceList {
+    let mut list = ResourceList::default();
+    for (k, q) in requests {
+        if let Ok(v) = foresight_api::Quantity(q.0.clone()).milli_value() {
+            list.set(k, v);
+        }
+    }
+    list
 }
 
 #[cfg(test)]

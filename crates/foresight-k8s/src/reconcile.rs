@@ -577,7 +577,7 @@ async fn observe(
         // The decision reports it as Kubernetes does (ScalingActive=False, InvalidSelector).
         Err(e) => observation.selector_error = Some(e.to_string()),
         Ok(selector) => {
-            if reads_metrics(autoscaler, &scale, !observation.conflicts.is_empty()) {
+            if reads_metrics(autoscaler, &scale, !observation.conflicts.is_empty(), prior) {
                 let proposing = foresight_sim::runner::prediction_proposing(prior);
                 let workload = Workload {
                     selector: &selector,

@@ -102,6 +102,7 @@ fn filled_telemetry() -> Arc<Telemetry> {
     });
     t.register_prometheus(client, cache, Arc::new(jiff::Timestamp::now));
     let t = Arc::new(t);
+    t.set_kubernetes(Some("v1.37.2"), "1.37", "server");
     t.hpa
         .reconciled(Action::ScaleUp, ErrorKind::None, Duration::from_millis(4));
     t.hpa.computed(&MetricComputation {
@@ -228,6 +229,12 @@ fn docs_metrics_md_lists_every_exported_series_with_its_labels() {
     }
     assert!(
         text.contains("foresight_build_info{version=\"1.2.3\",revision=\"abc\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "foresight_kubernetes_info{server_version=\"v1.37.2\",decides_as=\"1.37\",source=\"server\"} 1"
+        ),
         "{text}"
     );
 }

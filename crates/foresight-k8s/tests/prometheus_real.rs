@@ -137,6 +137,7 @@ fn pod(name: &str, now: Timestamp) -> Pod {
             name: "app".to_owned(),
             requests: ResourceList::cpu(500),
         }],
+        ..Default::default()
     }
 }
 

@@ -188,6 +188,7 @@ impl Cluster {
                 name: "app".to_owned(),
                 requests: ResourceList::cpu(self.template.cpu_request_millicores),
             }],
+            ..Default::default()
         });
         self.next_ready = self.next_ready.min(ready_at);
         self.generation += 1;

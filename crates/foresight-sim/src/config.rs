@@ -1,6 +1,7 @@
 //! The model's settings: how pods start, how the metrics pipeline reports them, and how often
 //! the predictor is refitted. `docs/simulator.md` explains each one.
 
+use foresight_core::version::KubernetesVersion;
 use serde::Serialize;
 
 use crate::error::SimError;
@@ -51,6 +52,8 @@ pub struct ModelConfig {
     /// Stretches during which every metric source fails (`--outage`): what `spec.fallback`
     /// is for.
     pub outages: Vec<Outage>,
+    /// The Kubernetes release whose HPA the autoscalers decide as.
+    pub kubernetes: KubernetesVersion,
     /// What to keep besides the scores (it changes no score, so the summary leaves it out).
     #[serde(skip)]
     pub recording: Recording,
@@ -72,6 +75,7 @@ impl Default for ModelConfig {
             warm_up_seconds: 0,
             short_from_share: 1.0,
             outages: Vec::new(),
+            kubernetes: KubernetesVersion::default(),
             recording: Recording::Full,
         }
     }

@@ -15,6 +15,7 @@ use foresight_core::pods::{pod_requests, Pod};
 use foresight_core::prediction::Evaluation;
 use foresight_core::resources::ResourceName;
 use foresight_core::trace::Sample;
+use foresight_core::version::KubernetesVersion;
 
 use crate::config::{ModelConfig, Recording};
 use crate::error::SimError;
@@ -55,7 +56,7 @@ pub struct Assumptions {
 impl Assumptions {
     /// What `pods` show, with the decisions' start-up time, and whether prediction proposed.
     pub fn from_pods(pods: &[Pod], startup_seconds: i64, prediction_proposed: bool) -> Assumptions {
-        let request = pod_requests(pods, &ResourceName::Cpu, None)
+        let request = pod_requests(pods, &ResourceName::Cpu, None, KubernetesVersion::default())
             .ok()
             .map(|r| r.into_iter().filter(|r| *r > 0).collect::<Vec<i64>>())
             .filter(|r| !r.is_empty())

@@ -325,7 +325,7 @@ pub fn frontier(
     let bucket = bucket_seconds(Span::of(load));
     let mut sweep = Sweep::new(own, |level| {
         let policy = at_level(reactive, level, own);
-        let autoscaler = policy.compile()?;
+        let autoscaler = policy.compile_as(model.kubernetes)?;
         let scores = run_policy(&policy.name, &autoscaler, load, &model, bucket, progress).scores;
         Ok(FrontierPoint {
             level,

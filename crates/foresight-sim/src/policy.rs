@@ -6,6 +6,7 @@ use foresight_api::validation::ValidationErrors;
 use foresight_api::EffectiveHorizontalPodAutoscalerSpec;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig, MetricSource};
 use foresight_core::resources::ResourceName;
+use foresight_core::version::KubernetesVersion;
 
 use crate::error::SimError;
 
@@ -25,6 +26,11 @@ impl Policy {
     /// Validates and compiles the spec with the controller's defaults, and checks that the
     /// model can feed every metric. Errors list every problem with its field path.
     pub fn compile(&self) -> Result<Autoscaler, SimError> {
+        self.compile_as(KubernetesVersion::default())
+    }
+
+    /// As [`Policy::compile`], deciding as the HPA of Kubernetes `kubernetes`.
+    pub fn compile_as(&self, kubernetes: KubernetesVersion) -> Result<Autoscaler, SimError> {
         let fail = |message: String| SimError::Policy {
             policy: self.name.clone(),
             message,
@@ -33,7 +39,10 @@ impl Policy {
             NAMESPACE,
             &self.name,
             &self.spec,
-            &ControllerConfig::default(),
+            &ControllerConfig {
+                kubernetes,
+                ..ControllerConfig::default()
+            },
         )
         .map_err(|errors| fail(ValidationErrors(errors).to_string()))?;
         for (i, metric) in autoscaler.metrics.iter().enumerate() {

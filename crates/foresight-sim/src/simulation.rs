@@ -1,6 +1,7 @@
 //! A whole simulation: several policies over the same load, side by side.
 
 use foresight_core::autoscaler::Autoscaler;
+use foresight_core::version::KubernetesVersion;
 
 use crate::bound::{clairvoyant_bound, ClairvoyantBound};
 use crate::config::ModelConfig;
@@ -34,10 +35,18 @@ pub struct CompiledPolicy {
 
 /// Validates and compiles every policy; the error names the policy and the field.
 pub fn compile_policies(policies: &[Policy]) -> Result<Vec<CompiledPolicy>, SimError> {
+    compile_policies_as(policies, KubernetesVersion::default())
+}
+
+/// As [`compile_policies`], deciding as the HPA of Kubernetes `kubernetes`.
+pub fn compile_policies_as(
+    policies: &[Policy],
+    kubernetes: KubernetesVersion,
+) -> Result<Vec<CompiledPolicy>, SimError> {
     policies
         .iter()
         .map(|p| {
-            let autoscaler = p.compile()?;
+            let autoscaler = p.compile_as(kubernetes)?;
             Ok(CompiledPolicy {
                 name: p.name.clone(),
                 autoscaler,

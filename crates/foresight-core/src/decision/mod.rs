@@ -35,6 +35,7 @@ use crate::prediction::EvaluationInput;
 use crate::proposals::{evaluate, Scale};
 use crate::replicas::ReplicaContext;
 use crate::targets;
+use crate::version::KubernetesVersion;
 
 /// Everything observed for one decision.
 #[derive(Clone, Debug)]
@@ -194,6 +195,8 @@ pub struct Decision {
     pub scope: StatusScope,
     /// The explanation.
     pub record: DecisionRecord,
+    /// The Kubernetes release decided as.
+    kubernetes: KubernetesVersion,
 }
 
 /// What happened when the shell tried to write `scale_to`.
@@ -272,10 +275,25 @@ pub enum Bounds {
 
 impl Bounds {
     /// Where `current` stands for `autoscaler` (with `spec.idle`, against the active
-    /// minimum: only inactivity takes the target below it).
-    pub fn of(autoscaler: &Autoscaler, current: i32) -> Bounds {
+    /// minimum: only inactivity takes the target below it). `status` is the prior status:
+    /// from Kubernetes 1.37 (HPAScaleToZero), a target at zero is scaled from its metrics
+    /// only if the autoscaler scaled it there itself (`ScaledToZero=True`) and can see load
+    /// without pods or has a minimum to return to; otherwise scaling is disabled.
+    pub fn of(
+        autoscaler: &Autoscaler,
+        current: i32,
+        status: &EffectiveHorizontalPodAutoscalerStatus,
+    ) -> Bounds {
         let min = autoscaler.active_min_replicas();
-        if current == 0 && min != 0 {
+        let kubernetes = autoscaler.settings.kubernetes;
+        if current == 0 && kubernetes.zero_replicas_need_scaled_to_zero() {
+            let scaled_to_zero = scaled_to_zero(autoscaler, status);
+            if scaled_to_zero && (min != 0 || autoscaler.sees_load_without_pods()) {
+                Bounds::Within
+            } else {
+                Bounds::ScalingDisabled
+            }
+        } else if current == 0 && min != 0 {
             Bounds::ScalingDisabled
         } else if current > autoscaler.max_replicas {
             Bounds::AboveMax
@@ -287,12 +305,29 @@ impl Bounds {
     }
 }
 
+/// Whether the prior status says the autoscaler scaled its target to zero itself
+/// (`ScaledToZero=True`); always false before Kubernetes 1.37.
+pub fn scaled_to_zero(
+    autoscaler: &Autoscaler,
+    status: &EffectiveHorizontalPodAutoscalerStatus,
+) -> bool {
+    autoscaler.settings.kubernetes.scale_to_zero()
+        && conditions::get(&status.conditions, conditions::SCALED_TO_ZERO)
+            .is_some_and(|c| c.status == ConditionStatus::True)
+}
+
 /// Whether [`decide`] will look at metrics for this scale: only within the bounds (or, with
 /// `spec.idle`, at any size: activity is read from the metrics), with a selector, and with no
 /// other autoscaler on the same pods. The controller asks before it reads any, so that it
-/// reads what the decision uses and nothing else.
-pub fn reads_metrics(autoscaler: &Autoscaler, scale: &Scale, conflicts: bool) -> bool {
-    (autoscaler.idle.is_some() || Bounds::of(autoscaler, scale.spec_replicas) == Bounds::Within)
+/// reads what the decision uses and nothing else. `status` is the prior status.
+pub fn reads_metrics(
+    autoscaler: &Autoscaler,
+    scale: &Scale,
+    conflicts: bool,
+    status: &EffectiveHorizontalPodAutoscalerStatus,
+) -> bool {
+    (autoscaler.idle.is_some()
+        || Bounds::of(autoscaler, scale.spec_replicas, status) == Bounds::Within)
         && !scale.selector.is_empty()
         && !conflicts
 }
@@ -347,6 +382,7 @@ impl Decision {
             history,
             error: None,
             scope: StatusScope::Full,
+            kubernetes: autoscaler.settings.kubernetes,
             record: DecisionRecord {
                 time: now,
                 strategy: match autoscaler.strategy {
@@ -414,7 +450,7 @@ impl Decision {
             self.rescale = to != current;
             return Some(to);
         }
-        match Bounds::of(autoscaler, current) {
+        match Bounds::of(autoscaler, current, &self.status) {
             Bounds::ScalingDisabled => {
                 self.set(
                     SCALING_ACTIVE,
@@ -422,6 +458,9 @@ impl Decision {
                     "ScalingDisabled",
                     "scaling is disabled since the replica count of the target is zero",
                 );
+                if autoscaler.settings.kubernetes.clears_scaled_to_zero() {
+                    conditions::remove(&mut self.status.conditions, conditions::SCALED_TO_ZERO);
+                }
                 self.rescale = false;
                 self.record.summary =
                     "scaling is disabled: the target has zero replicas".to_owned();
@@ -482,7 +521,23 @@ impl Decision {
             self.rescale_reason = "All metrics below target".to_owned();
         }
         self.record.recommendation = Some(desired);
-        let desired = self.normalize(autoscaler, current, desired, now);
+        let mut desired = self.normalize(autoscaler, current, desired, now);
+        // Kubernetes 1.37: back from zero, at least to the minimum.
+        let min = autoscaler.active_min_replicas();
+        if current == 0 && min != 0 && desired < min && scaled_to_zero(autoscaler, &self.status) {
+            if self.rescale_reason.is_empty() {
+                self.rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
+            }
+            let reason = LimitReason::TooFewReplicas.reason();
+            self.limit(
+                "bounds",
+                desired,
+                min,
+                reason,
+                "scaling from zero to minReplicas",
+            );
+            desired = min;
+        }
         self.rescale = desired != current;
         Some(desired)
     }
@@ -611,6 +666,7 @@ impl Decision {
             tolerance: a.settings.tolerance,
             readiness: a.settings.readiness,
             now: self.time,
+            kubernetes: a.settings.kubernetes,
         };
         let mut candidates: Vec<Candidate> = Vec::with_capacity(a.metrics.len() + 2);
         let (exact, failures) = self.metric_proposals(a, obs, scale, &ctx, &mut candidates);
@@ -676,11 +732,21 @@ impl Decision {
             );
             ("InvalidSelector", msg)
         } else if !obs.conflicts.is_empty() {
-            let msg = format!(
-                "pods by selector {} are controlled by multiple HPAs: [{}]",
-                scale.selector,
-                obs.conflicts.join(" ")
-            );
+            let msg = if self.kubernetes.reworded_errors() {
+                // 1.37 stops looking once it has found two.
+                let shown = &obs.conflicts[..obs.conflicts.len().min(2)];
+                format!(
+                    "pods by selector {} are controlled by more than one HPA (e.g. [{}])",
+                    scale.selector,
+                    shown.join(" ")
+                )
+            } else {
+                format!(
+                    "pods by selector {} are controlled by multiple HPAs: [{}]",
+                    scale.selector,
+                    obs.conflicts.join(" ")
+                )
+            };
             ("AmbiguousSelector", msg)
         } else {
             return true;
@@ -947,6 +1013,7 @@ impl Decision {
                 self.rescale_reason_or_preview(autoscaler)
             ),
         });
+        self.mark_scaled_to_zero(autoscaler, to);
         // Preview's writes (specificReplicas) are not the decision's: no rate limit counts them.
         if autoscaler.strategy == ScaleStrategy::Auto {
             let h = &mut self.history;
@@ -957,6 +1024,37 @@ impl Decision {
                 self.current_replicas,
                 to,
                 at,
+            );
+        }
+    }
+
+    /// Kubernetes 1.37 says on every rescale whether it took the target to zero itself (what
+    /// lets it scale back from zero later); earlier releases have no such condition.
+    fn mark_scaled_to_zero(&mut self, autoscaler: &Autoscaler, to: i32) {
+        let kubernetes = autoscaler.settings.kubernetes;
+        if !kubernetes.scale_to_zero() {
+            if kubernetes.clears_scaled_to_zero() {
+                conditions::remove(&mut self.status.conditions, conditions::SCALED_TO_ZERO);
+            }
+            return;
+        }
+        let to_zero = self.current_replicas > 0
+            && to == 0
+            && autoscaler.min_replicas == 0
+            && autoscaler.sees_load_without_pods();
+        if to_zero {
+            self.set(
+                conditions::SCALED_TO_ZERO,
+                true,
+                "ScaledToZero",
+                "the HPA controller scaled the workload to zero",
+            );
+        } else {
+            self.set(
+                conditions::SCALED_TO_ZERO,
+                false,
+                "NotScaledToZero",
+                "the HPA controller did not scale the workload to zero",
             );
         }
     }
@@ -973,8 +1071,20 @@ impl Decision {
         match self.scope {
             StatusScope::ConditionsOnly => {}
             StatusScope::CurrentOnly => {
-                // Kubernetes keeps the previous desired count and metrics here.
+                // Kubernetes keeps the previous desired count here; from 1.29 the metrics are
+                // this reconcile's (failed ones empty), before that the previous ones.
                 status.current_replicas = Some(current);
+                if autoscaler
+                    .settings
+                    .kubernetes
+                    .metrics_in_status_on_failure()
+                {
+                    status.current_metrics = self.metric_statuses.take().unwrap_or_default();
+                    status.targets = Some(targets::summary(&targets::metric_targets(
+                        &autoscaler.metrics,
+                        &status.current_metrics,
+                    )));
+                }
             }
             StatusScope::Full => {
                 status.current_replicas = Some(current);

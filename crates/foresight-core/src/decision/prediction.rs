@@ -197,15 +197,7 @@ impl Decision {
         ctx: &ReplicaContext<'_>,
         candidates: &mut Vec<Candidate>,
     ) -> Result<String, String> {
-        let p = forecast_proposal(
-            metric,
-            f,
-            self.time,
-            span,
-            scale.spec_replicas,
-            ctx.pods,
-            ctx.tolerance,
-        )?;
+        let p = forecast_proposal(metric, f, span, scale.spec_replicas, ctx)?;
         let period = match f.period_seconds {
             Some(86_400) => ", daily period".to_owned(),
             Some(604_800) => ", weekly period".to_owned(),
@@ -264,9 +256,13 @@ impl Decision {
             _ => need,
         };
         let rise = h.rise_at(self.time.as_second());
-        let Ok(extra) =
-            forecasting::replicas_at_capacity(metric, rise, scale.spec_replicas, ctx.pods)
-        else {
+        let Ok(extra) = forecasting::replicas_at_capacity(
+            metric,
+            rise,
+            scale.spec_replicas,
+            ctx.pods,
+            ctx.kubernetes,
+        ) else {
             return false;
         };
         if !(extra.is_finite() && extra >= 0.0 && carried.is_finite()) {

@@ -4,6 +4,7 @@
 
 use foresight_core::pods::Readiness;
 use foresight_core::replicas::Tolerance;
+use foresight_core::version::KubernetesVersion;
 use jiff::{SignedDuration, Timestamp};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -55,8 +56,8 @@ pub fn config(input: &Value) -> Config {
 }
 
 impl Config {
-    pub fn tolerance(&self) -> Tolerance {
-        Tolerance::symmetric(self.tolerance)
+    pub fn tolerance(&self, kubernetes: KubernetesVersion) -> Tolerance {
+        Tolerance::symmetric(self.tolerance, kubernetes)
     }
 }
 

@@ -9,6 +9,7 @@ use foresight_api::status::{
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::decision::{decide, ScaleOutcome};
 use foresight_core::snapshot::{self, MetricsJson, PodJson, ScaleJson};
+use foresight_core::version::KubernetesVersion;
 use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -26,7 +27,12 @@ struct StateJson {
     scale_down_events: Option<Vec<ScaleEvent>>,
 }
 
-const HPA_CONDITIONS: [&str; 3] = ["AbleToScale", "ScalingActive", "ScalingLimited"];
+const HPA_CONDITIONS: [&str; 4] = [
+    "AbleToScale",
+    "ScalingActive",
+    "ScalingLimited",
+    "ScaledToZero",
+];
 
 /// The HPA status fields Kubernetes compares, projected from Foresight's status.
 fn project(s: &EffectiveHorizontalPodAutoscalerStatus) -> Value {
@@ -67,7 +73,7 @@ fn compare_history(
     }
 }
 
-pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
+pub fn check(input: &Value, expect: &Value, kubernetes: KubernetesVersion) -> Result<(), String> {
     let cfg = common::config(input);
     let now = common::now(input)?;
     let hpa: HorizontalPodAutoscaler = common::field(input, "hpa")?;
@@ -76,6 +82,7 @@ pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
         cpu_initialization_period_seconds: cfg.readiness.cpu_initialization_period.as_secs(),
         initial_readiness_delay_seconds: cfg.readiness.initial_readiness_delay.as_secs(),
         downscale_stabilization_seconds: cfg.downscale_window,
+        kubernetes,
         ..Default::default()
     };
     let namespace = hpa

@@ -3,13 +3,15 @@
 //! decision core, reports each failing case by name with expected vs actual, and prints
 //! `conformance: N passed, M failed`.
 //!
-//! Expected outputs were produced by the real Kubernetes v1.28.4 controller code (kinds
-//! `replicas`, `grouping`, `behavior`, `controller`, `defaults`, `validation`) or by an
-//! independent oracle of Foresight's cron contract (kind `cron`). A kind this harness does
-//! not know counts as failed, never as skipped.
+//! Expected outputs were produced by the real Kubernetes controller code (kinds `replicas`,
+//! `grouping`, `behavior`, `controller`, `defaults`, `validation`) or by an independent oracle
+//! of Foresight's cron contract (kind `cron`). A case decides as the Kubernetes release its
+//! top-level `"kubernetes"` names ("1.37"); a case that names none is v1.28.4's and is run as
+//! 1.28. A kind this harness does not know counts as failed, never as skipped.
 
 use std::path::{Path, PathBuf};
 
+use foresight_core::version::KubernetesVersion;
 use serde_json::Value;
 
 mod behavior;
@@ -26,6 +28,8 @@ struct Case {
     path: PathBuf,
     name: String,
     kind: String,
+    /// The release the case's expectations are that of.
+    kubernetes: KubernetesVersion,
     input: Value,
     expect: Value,
 }
@@ -58,8 +62,14 @@ fn load(path: &Path) -> Result<Case, String> {
                 .to_string_lossy()
                 .into_owned()
         });
+    let kubernetes = match v.get("kubernetes") {
+        None | Some(Value::Null) => KubernetesVersion::V1_28,
+        Some(Value::String(s)) => s.parse().map_err(|e| format!("kubernetes: {e}"))?,
+        Some(other) => return Err(format!("kubernetes: expected a string, got {other}")),
+    };
     Ok(Case {
         path: path.to_owned(),
+        kubernetes,
         name,
         kind: v
             .get("kind")
@@ -73,10 +83,10 @@ fn load(path: &Path) -> Result<Case, String> {
 
 fn check(case: &Case) -> Result<(), String> {
     match case.kind.as_str() {
-        "replicas" => replicas::check(&case.input, &case.expect),
+        "replicas" => replicas::check(&case.input, &case.expect, case.kubernetes),
         "grouping" => grouping::check(&case.input, &case.expect),
         "behavior" => behavior::check(&case.input, &case.expect),
-        "controller" => controller::check(&case.input, &case.expect),
+        "controller" => controller::check(&case.input, &case.expect, case.kubernetes),
         "defaults" => defaults::check(&case.input, &case.expect),
         "validation" => validation::check(&case.input, &case.expect),
         "cron" => cron::check(&case.input, &case.expect),
@@ -103,22 +113,34 @@ fn conformance() {
         );
         collect(&dir, &mut files);
     }
-    let mut passed = 0usize;
+    let mut passed = std::collections::BTreeMap::<KubernetesVersion, usize>::new();
     let mut failures = Vec::new();
     for path in &files {
         let outcome = load(path).and_then(|case| {
             std::panic::catch_unwind(|| check(&case))
                 .unwrap_or_else(|_| Err("panicked".to_owned()))
-                .map_err(|e| format!("{} ({}): {e}", case.name, case.path.display()))
+                .map(|()| case.kubernetes)
+                .map_err(|e| {
+                    format!(
+                        "{} (Kubernetes {}, {}): {e}",
+                        case.name,
+                        case.kubernetes,
+                        case.path.display()
+                    )
+                })
         });
         match outcome {
-            Ok(()) => passed += 1,
+            Ok(version) => *passed.entry(version).or_default() += 1,
             Err(e) => failures.push(e),
         }
     }
     for f in &failures {
         println!("FAIL {f}");
     }
+    for (version, n) in &passed {
+        println!("conformance at Kubernetes {version}: {n} passed");
+    }
+    let passed: usize = passed.values().sum();
     println!("conformance: {passed} passed, {} failed", failures.len());
     assert!(passed + failures.len() > 0, "no conformance cases found");
     assert!(

@@ -9,6 +9,7 @@ use foresight_core::replicas::ReplicaContext;
 use foresight_core::snapshot::{
     self, PodCustomMetricJson, PodJson, PodResourceMetricJson, ValueJson,
 };
+use foresight_core::version::KubernetesVersion;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -32,7 +33,7 @@ fn milli_of(q: Option<&Value>) -> Option<i64> {
         .and_then(|s| Quantity::from(s).milli_value().ok())
 }
 
-pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
+pub fn check(input: &Value, expect: &Value, kubernetes: KubernetesVersion) -> Result<(), String> {
     let cfg = common::config(input);
     let now = common::now(input)?;
     let spec: MetricSpec = common::field(input, "metric")?;
@@ -68,9 +69,10 @@ pub fn check(input: &Value, expect: &Value) -> Result<(), String> {
     };
     let ctx = ReplicaContext {
         pods: &pods,
-        tolerance: cfg.tolerance(),
+        tolerance: cfg.tolerance(kubernetes),
         readiness: cfg.readiness,
         now,
+        kubernetes,
     };
     let outcome = evaluate(
         &metric,

@@ -105,6 +105,18 @@ struct SourceLabels {
     source: &'static str,
 }
 
+/// The Kubernetes release the decisions are made as, and where that came from.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KubernetesLabels {
+    /// The API server's `gitVersion` (`v1.37.2`), or `unknown` when it could not be read.
+    server_version: String,
+    /// The release decided as (`1.37`).
+    decides_as: String,
+    /// `server` (read from the API server), `flag` (`--kubernetes-version`) or `default` (the
+    /// newest: the server could not be read and no flag was given).
+    source: String,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: String,
@@ -145,6 +157,8 @@ pub struct Telemetry {
     source_duration: Family<SourceLabels, Histogram>,
     source_errors: Family<SourceLabels, Counter>,
     leader: Gauge,
+    /// `foresight_kubernetes_info`: 1 for the release decided as.
+    kubernetes: Family<KubernetesLabels, Gauge>,
     /// The per-autoscaler series.
     pub autoscalers: AutoscalerSeries,
     /// The series kube-controller-manager exports for its HPAs.
@@ -180,6 +194,7 @@ impl Telemetry {
             source_duration: Family::new_with_constructor(|| Histogram::new(latency_buckets())),
             source_errors: Family::default(),
             leader: Gauge::default(),
+            kubernetes: Family::default(),
             autoscalers: AutoscalerSeries::default(),
             hpa: hpa::HpaMetrics::default(),
             queue: Arc::new(Queue::default()),
@@ -193,6 +208,13 @@ impl Telemetry {
                 version: build.version,
                 revision: build.revision,
             }),
+        );
+        r.register(
+            "kubernetes_info",
+            "The Kubernetes release whose HPA the decisions reproduce (decides_as), the API \
+             server's version (server_version), and where the release came from (source: \
+             server, flag or default)",
+            t.kubernetes.clone(),
         );
         r.register("reconciles", "Reconciles run", t.reconciles.clone());
         r.register(
@@ -263,6 +285,19 @@ impl Telemetry {
         self.reconcile_errors
             .get_or_create(&ErrorLabels { kind })
             .inc();
+    }
+
+    /// Records the Kubernetes release decided as: `server_version` is what the API server
+    /// reported (`None` when it could not be read), `source` where `decides_as` came from.
+    pub fn set_kubernetes(&self, server_version: Option<&str>, decides_as: &str, source: &str) {
+        self.kubernetes.clear();
+        self.kubernetes
+            .get_or_create(&KubernetesLabels {
+                server_version: server_version.unwrap_or("unknown").to_owned(),
+                decides_as: decides_as.to_owned(),
+                source: source.to_owned(),
+            })
+            .set(1);
     }
 
     /// Records whether this replica leads.
