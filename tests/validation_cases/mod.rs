@@ -342,6 +342,30 @@ pub const BAD: &[Case] = &[
         server: Server::Accepts("an upper bound on a quantity needs CEL's quantity(), which the API server prices over budget on a CRD this size"),
     },
     Case {
+        name: "objective shortfall neither AsReactive nor a share",
+        spec: "  prediction: {predictionAlgorithm: {algorithmType: dsp}}\n  objective: {shortfall: asReactive}\n",
+        path: "spec.objective.shortfall",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "objective shortfall of no time at all",
+        spec: "  prediction: {predictionAlgorithm: {algorithmType: dsp}}\n  objective: {shortfall: '0%'}\n",
+        path: "spec.objective.shortfall",
+        server: Server::Accepts("the pattern reads a share; its bounds (more than 0, at most 50%) are Rust's"),
+    },
+    Case {
+        name: "objective without prediction",
+        spec: "  objective: {shortfall: AsReactive}\n",
+        path: "spec.prediction",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "objective maxUtilization below the target",
+        spec: "  metrics:\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 75}}\n  prediction: {predictionAlgorithm: {algorithmType: dsp}}\n  objective: {shortfall: AsReactive, maxUtilization: 70}\n",
+        path: "spec.objective.maxUtilization",
+        server: Server::Accepts("comparing it with every metric's target is a CEL loop over the metrics the API server prices over budget on a CRD this size"),
+    },
+    Case {
         name: "minReplicas 0 with only a CPU metric",
         spec: "  minReplicas: 0\n  metrics:\n  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}\n",
         path: "spec.metrics",

@@ -19,6 +19,7 @@ pub mod idle;
 pub mod import;
 pub mod keda;
 pub mod manifest;
+pub mod objective;
 pub mod pause;
 pub mod prediction;
 pub mod quantity;

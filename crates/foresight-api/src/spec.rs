@@ -105,6 +105,10 @@ pub enum ScaleStrategy {
                 "rule": "has(self.idle) || !has(self.metrics) || self.metrics.all(m, !has(m.activation))",
                 "message": "an activation value is only used with spec.idle",
             },
+            {
+                "rule": "!has(self.objective) || has(self.prediction)",
+                "message": "an objective is met by replaying the history prediction keeps: set spec.prediction too",
+            },
         ],
     )
 )]
@@ -139,6 +143,11 @@ pub struct EffectiveHorizontalPodAutoscalerSpec {
     /// Forecast the metrics and scale for the coming peak. Off when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prediction: Option<PredictionSpec>,
+    /// The risk accepted, instead of the knobs: the autoscaler replays its recent history
+    /// under a few operating points and runs at the cheapest that meets it. Absent: the spec
+    /// runs as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<crate::objective::ObjectiveSpec>,
     /// Time windows that hold a number of replicas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(

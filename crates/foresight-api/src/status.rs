@@ -45,6 +45,10 @@ pub struct EffectiveHorizontalPodAutoscalerStatus {
     /// How prediction proposes, and how good its recent forecasts were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prediction: Option<PredictionStatus>,
+    /// With `spec.objective`: the operating point the latest replay of the recent history
+    /// chose, and its replayed figures. Absent until the first replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operating_point: Option<OperatingPointStatus>,
     /// Recommendations and scale events inside the longest window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<ScalingHistory>,
@@ -138,6 +142,37 @@ pub struct EvaluationStatus {
     pub predictive_replica_hours: i64,
     /// Without prediction, at a target exactly as short: replica-hours over the replay.
     pub reactive_replica_hours: i64,
+}
+
+/// The operating point `spec.objective` runs at, chosen by replaying the recent history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatingPointStatus {
+    /// When the replay was made.
+    #[schemars(with = "String")]
+    pub chosen_at: Timestamp,
+    /// Seconds of history replayed.
+    pub replayed_seconds: i64,
+    /// The first Utilization target it runs at, percent (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_utilization: Option<i32>,
+    /// The headroom risk budget it runs at, percent (absent without headroom).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_budget_percent: Option<String>,
+    /// Whether prediction proposes at this point.
+    pub prediction: bool,
+    /// Whether its replay met the objective (when no candidate did, the safest runs).
+    pub meets_objective: bool,
+    /// Its replay: seconds under-provisioned.
+    pub under_seconds: i64,
+    /// Its replay: replica-hours.
+    pub replica_hours: i64,
+    /// The spec without prediction at its own targets, replayed: seconds under-provisioned.
+    pub reactive_under_seconds: i64,
+    /// ... and replica-hours.
+    pub reactive_replica_hours: i64,
+    /// The choice in one sentence.
+    pub description: String,
 }
 
 /// `True`, `False` or `Unknown`.

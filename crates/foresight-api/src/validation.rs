@@ -817,6 +817,15 @@ pub fn validate_spec(spec: &EffectiveHorizontalPodAutoscalerSpec) -> Vec<FieldEr
     if let Some(p) = &spec.prediction {
         crate::prediction::validate_prediction(&mut errs, "spec.prediction", p);
     }
+    if let Some(o) = &spec.objective {
+        crate::objective::validate_objective(
+            &mut errs,
+            "spec.objective",
+            o,
+            &spec.metrics,
+            spec.prediction.is_some(),
+        );
+    }
     errs
 }
 

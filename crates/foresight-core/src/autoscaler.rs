@@ -569,6 +569,8 @@ pub struct Autoscaler {
     pub fallback: Option<Fallback>,
     /// Idle scaling; `None` scales to zero only as Kubernetes' HPAScaleToZero does.
     pub idle: Option<Idle>,
+    /// `spec.objective`; `None` runs the spec as written.
+    pub objective: Option<crate::objective::Objective>,
 }
 
 /// `spec.fallback`, defaulted.
@@ -754,6 +756,10 @@ impl Autoscaler {
                 ),
                 initial_cooldown_seconds: i64::from(i.initial_cooldown_seconds.unwrap_or(0)),
             }),
+            objective: spec
+                .objective
+                .as_ref()
+                .and_then(crate::objective::Objective::compile),
         }
     }
 

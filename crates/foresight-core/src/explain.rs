@@ -42,6 +42,9 @@ pub fn render(
 ) -> String {
     let mut out = String::new();
     headline(&mut out, autoscaler, record, scale_to);
+    if let Some(p) = &status.operating_point {
+        let _ = writeln!(out, "operating point: {}", p.description);
+    }
     let dash = || "-".to_owned();
     let proposals = record.proposals.iter().map(|p| {
         vec![

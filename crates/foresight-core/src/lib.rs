@@ -20,6 +20,7 @@ pub mod explain;
 pub mod forecasting;
 pub mod history;
 pub mod metrics;
+pub mod objective;
 pub mod pause;
 pub mod pods;
 pub mod proposals;

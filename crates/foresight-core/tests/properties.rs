@@ -1,6 +1,7 @@
 //! Properties of the decision that hold for any input: the result stays within bounds, a
 //! failed metric never causes a scale-down, no sequence of decisions exceeds a rate-limit
-//! policy within its period, and nothing panics or overflows.
+//! policy within its period, and nothing panics or overflows; `spec.objective` changes nothing
+//! unless it is set, and its operating points keep the bounds and `maxUtilization`.
 
 use foresight_api::hpa::{
     CrossVersionObjectReference, ExternalMetricSource, HorizontalPodAutoscalerBehavior,
@@ -12,9 +13,10 @@ use foresight_api::status::{
     ConditionStatus, EffectiveHorizontalPodAutoscalerStatus, Recommendation, ScalingHistory,
 };
 use foresight_api::Quantity;
-use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
+use foresight_core::autoscaler::{Autoscaler, ControllerConfig, Target};
 use foresight_core::decision::{decide, Observation, ScaleOutcome};
 use foresight_core::metrics::{ContainerUsage, MetricData, PodResourceSample, ValueSample};
+use foresight_core::objective::{Knobs, OperatingPoint};
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
 use foresight_core::proposals::Scale;
 use foresight_core::resources::ResourceList;
@@ -327,5 +329,118 @@ proptest! {
                 timeline.push((now, replicas));
             }
         }
+    }
+}
+
+/// `spec` with prediction and, when `max_utilization` is given, an objective allowing it.
+fn with_objective(
+    mut spec: EffectiveHorizontalPodAutoscalerSpec,
+    objective: Option<(&str, Option<i32>)>,
+) -> EffectiveHorizontalPodAutoscalerSpec {
+    spec.prediction = Some(
+        serde_json::from_value(serde_json::json!({
+            "predictionAlgorithm": {"algorithmType": "dsp", "dsp": {"sampleInterval": "1m", "historyLength": "2d"}},
+            "headroom": {"riskBudgetPercent": "1"},
+        }))
+        .expect("a prediction spec"),
+    );
+    spec.objective =
+        objective.map(
+            |(shortfall, max_utilization)| foresight_api::objective::ObjectiveSpec {
+                shortfall: shortfall.to_owned(),
+                max_utilization,
+            },
+        );
+    spec
+}
+
+fn operating_point() -> impl Strategy<Value = OperatingPoint> {
+    (
+        proptest::option::of(prop_oneof![1i32..200, Just(i32::MAX), Just(i32::MIN)]),
+        proptest::option::of(prop_oneof![0.0f64..60.0, Just(f64::NAN), Just(-1.0)]),
+        any::<bool>(),
+        any::<bool>(),
+        0.0f64..1e6,
+    )
+        .prop_map(
+            |(utilization, budget, prediction, meets, figures)| OperatingPoint {
+                knobs: Knobs {
+                    utilization,
+                    risk_budget_percent: budget,
+                    prediction,
+                },
+                chosen_at: 1_767_225_600,
+                replayed_seconds: 3 * 86_400,
+                under_minutes: figures,
+                replica_hours: figures / 3.0,
+                reactive_under_minutes: figures / 2.0,
+                reactive_replica_hours: figures,
+                meets,
+                written_utilization: Some(60),
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Without `spec.objective`, an operating point in the observation (a shell's stale or
+    /// stray one) changes nothing: the decision, its status and its history are today's.
+    #[test]
+    fn without_an_objective_decisions_are_identical(
+        min in 1i32..20,
+        span in 0i32..200,
+        current in prop_oneof![0i32..300, Just(1)],
+        pods in proptest::collection::vec(pod_case(), 0..30),
+        point in operating_point(),
+    ) {
+        let spec = with_objective(spec(min, min + span, None, false), None);
+        let autoscaler = Autoscaler::new("ns", "web", &spec, &ControllerConfig::default()).expect("valid spec");
+        let now = now0();
+        let plain = observation(&pods, current, now, false, None);
+        let pointed = Observation { operating_point: Some(point), ..plain.clone() };
+        let status = EffectiveHorizontalPodAutoscalerStatus::default;
+        let a = decide(&autoscaler, &plain, status(), ScalingHistory::default(), now);
+        let b = decide(&autoscaler, &pointed, status(), ScalingHistory::default(), now);
+        prop_assert_eq!(a.scale_to, b.scale_to);
+        prop_assert_eq!(a.desired_replicas, b.desired_replicas);
+        let (a, b) = (
+            a.finish(&autoscaler, ScaleOutcome::Applied { at: now }),
+            b.finish(&autoscaler, ScaleOutcome::Applied { at: now }),
+        );
+        prop_assert_eq!(a.status, b.status);
+        prop_assert_eq!(a.history, b.history);
+    }
+
+    /// Whatever operating point the shell hands over, the decision stays within
+    /// [minReplicas, maxReplicas], every Utilization target it runs at is at most
+    /// `maxUtilization` (the target as written when that is unset), and status shows the point.
+    #[test]
+    fn an_operating_point_stays_in_bounds_and_below_max_utilization(
+        min in 1i32..20,
+        span in 0i32..200,
+        current in prop_oneof![1i32..300, Just(1)],
+        pods in proptest::collection::vec(pod_case(), 0..30),
+        max_utilization in proptest::option::of(60i32..=100),
+        shortfall in prop_oneof![Just("AsReactive"), Just("1%"), Just("0.5%")],
+        point in operating_point(),
+    ) {
+        let max = min + span;
+        let spec = with_objective(spec(min, max, None, false), Some((shortfall, max_utilization)));
+        let autoscaler = Autoscaler::new("ns", "web", &spec, &ControllerConfig::default()).expect("valid spec");
+        let tuned = autoscaler.at_knobs(&point.knobs);
+        for m in &tuned.metrics {
+            if let Target::Utilization(u) = m.target {
+                prop_assert!(u >= 1 && u <= max_utilization.unwrap_or(60), "target {u}% over {max_utilization:?}");
+            }
+        }
+        let now = now0();
+        let obs = Observation { operating_point: Some(point), ..observation(&pods, current, now, false, None) };
+        let decision = decide(&autoscaler, &obs, EffectiveHorizontalPodAutoscalerStatus::default(), ScalingHistory::default(), now);
+        if let Some(to) = decision.scale_to {
+            prop_assert!((min..=max).contains(&to), "wrote {to} outside [{min}, {max}]");
+        }
+        let result = decision.finish(&autoscaler, ScaleOutcome::Applied { at: now });
+        prop_assert!(result.status.operating_point.is_some());
     }
 }

@@ -71,7 +71,7 @@ impl Assumptions {
     /// The model the replay runs in: pods that start in the decisions' start-up time and
     /// carry their request (a Utilization target) or the target (a value target), metrics
     /// scraped as metrics-server does, the predictor refitted hourly as the controller does.
-    fn model(&self, autoscaler: &Autoscaler) -> ModelConfig {
+    pub(crate) fn model(&self, autoscaler: &Autoscaler) -> ModelConfig {
         let request = self.pod_cpu_request_millicores;
         let capacity = match autoscaler.metrics.first().map(|m| (&m.source, m.target)) {
             Some((_, Target::AverageValue(t))) if t > 0 => t as f64 / 1000.0,
@@ -96,7 +96,7 @@ impl Assumptions {
 
 /// How much of `covered` seconds of history is replayed: half of what is left after a day
 /// of training, in whole days, between one and three.
-fn replay_seconds(covered: i64) -> i64 {
+pub(crate) fn replay_seconds(covered: i64) -> i64 {
     let half = (covered - MIN_TRAINING_SECONDS) / 2;
     (half - half.rem_euclid(86_400)).clamp(MIN_REPLAY_SECONDS, MAX_REPLAY_SECONDS)
 }

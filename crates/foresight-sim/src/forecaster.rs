@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 
 use foresight_core::autoscaler::Autoscaler;
+use foresight_core::objective::{Knobs, Objective, OperatingPoint};
 use foresight_core::prediction::EvaluationInput;
 
 use crate::evaluation::Assumptions;
@@ -43,6 +44,25 @@ pub struct PredictionSummary {
     /// Self-evaluation's verdicts: each replay's time, saving at equal shortfall (percent)
     /// and whether prediction was kept.
     pub evaluations: Vec<EvaluationSummary>,
+    /// With `spec.objective`: the operating points the tuner chose, one per daily replay.
+    pub operating_points: Vec<OperatingPointSummary>,
+}
+
+/// One operating point the tuner chose.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OperatingPointSummary {
+    /// When (Unix seconds).
+    pub at: i64,
+    /// The first Utilization target it runs at, percent.
+    pub target_utilization: Option<i32>,
+    /// The headroom risk budget, percent (with prediction).
+    pub risk_budget_percent: Option<f64>,
+    /// Whether prediction proposes.
+    pub prediction: bool,
+    /// Whether its replay met the objective.
+    pub meets_objective: bool,
+    /// The choice in one sentence.
+    pub description: String,
 }
 
 /// One self-evaluation verdict.
@@ -92,6 +112,18 @@ impl PredictionSummary {
                 self.evaluations.len()
             ));
         }
+        if let Some(last) = self.operating_points.last() {
+            let met = self
+                .operating_points
+                .iter()
+                .filter(|p| p.meets_objective)
+                .count();
+            text.push_str(&format!(
+                "; {} daily operating points chosen by replay ({met} met the objective), the last: {}",
+                self.operating_points.len(),
+                last.description
+            ));
+        }
         if self.demoted_refits > 0 && self.refits > 0 {
             text.push_str(&format!(
                 "; demoted after {:.0}% of the refits (ForecastInaccurate)",
@@ -124,6 +156,9 @@ pub struct Forecaster {
     /// The autoscaler, for self-evaluation's replays (`None` when it is off).
     evaluated: Option<Box<Autoscaler>>,
     evaluation: EvaluationInput,
+    /// The autoscaler and its objective, for the tuner's replays (`None` without one).
+    tuned: Option<(Box<Autoscaler>, Objective)>,
+    operating_point: Option<OperatingPoint>,
 }
 
 impl Forecaster {
@@ -151,8 +186,15 @@ impl Forecaster {
             accuracy_window: policy.accuracy_window_seconds,
             headroom_quantile: policy.headroom_quantile,
             sync_seconds: autoscaler.settings.sync_period_seconds.max(1),
-            evaluated: policy.self_evaluation.then(|| Box::new(autoscaler.clone())),
+            // With an objective the tuner replays the history instead: prediction on or off
+            // is one of its candidates.
+            evaluated: (policy.self_evaluation && autoscaler.objective.is_none())
+                .then(|| Box::new(autoscaler.clone())),
             evaluation: EvaluationInput::Pending("no history replayed yet".to_owned()),
+            tuned: autoscaler
+                .objective
+                .map(|o| (Box::new(autoscaler.clone()), o)),
+            operating_point: None,
         })
     }
 
@@ -277,7 +319,18 @@ impl Forecaster {
                 .resize_with(self.metrics, Default::default);
         }
         let accuracy = self.accuracy.summary();
-        let headroom = match self.headroom_quantile {
+        self.tune_if_due(now, observation, startup_seconds, proposing);
+        observation.operating_point = self.operating_point.clone();
+        // At an operating point, headroom is learned for its risk budget.
+        let quantile = match self.operating_point.as_ref().map(|p| p.knobs) {
+            Some(Knobs {
+                prediction: true,
+                risk_budget_percent: Some(b),
+                ..
+            }) if self.headroom_quantile.is_some() => Some(1.0 - b / 100.0),
+            _ => self.headroom_quantile,
+        };
+        let headroom = match quantile {
             None => HeadroomInput::Off,
             Some(q) => {
                 let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
@@ -306,6 +359,46 @@ impl Forecaster {
 }
 
 impl Forecaster {
+    /// Chooses a new operating point once a day, with `spec.objective`: the history so far
+    /// replayed under the tuner's candidates (see [`crate::tuner`]).
+    fn tune_if_due(
+        &mut self,
+        now: i64,
+        observation: &Observation,
+        startup_seconds: i64,
+        proposing: bool,
+    ) {
+        let Some((autoscaler, objective)) = &self.tuned else {
+            return;
+        };
+        if let Some(p) = &self.operating_point {
+            if now - p.chosen_at < crate::tuner::TUNING_INTERVAL_SECONDS {
+                return;
+            }
+        }
+        let assumptions = Assumptions::from_pods(&observation.pods, startup_seconds, proposing);
+        let previous = self.operating_point.as_ref().map(|p| p.knobs);
+        if let Ok(p) = crate::tuner::tune(
+            autoscaler,
+            objective,
+            self.history.make_contiguous(),
+            self.interval,
+            now,
+            assumptions,
+            previous.as_ref(),
+        ) {
+            self.summary.operating_points.push(OperatingPointSummary {
+                at: now,
+                target_utilization: p.knobs.utilization,
+                risk_budget_percent: p.knobs.risk_budget_percent.filter(|_| p.knobs.prediction),
+                prediction: p.knobs.prediction,
+                meets_objective: p.meets,
+                description: p.describe(),
+            });
+            self.operating_point = Some(p);
+        }
+    }
+
     /// Renews self-evaluation's verdict once a day: the history so far replayed with and
     /// without prediction (see [`crate::evaluation`]).
     fn evaluate_if_due(

@@ -39,6 +39,7 @@ pub mod simulation;
 pub mod summary;
 pub mod synthetic;
 pub mod timeline;
+pub mod tuner;
 pub mod verdict;
 pub mod windows;
 

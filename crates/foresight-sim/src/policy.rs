@@ -67,6 +67,8 @@ impl Policy {
     pub fn reactive(&self, name: &str) -> Policy {
         let mut spec = self.spec.clone();
         spec.prediction = None;
+        // An objective is met by tuning prediction: without it, the spec runs as written.
+        spec.objective = None;
         spec.crons.clear();
         Policy {
             name: name.to_owned(),

@@ -60,6 +60,10 @@ pub struct Observation {
     /// When the autoscaler was created (`metadata.creationTimestamp`), for
     /// `spec.idle.initialCooldownSeconds`; `None` counts as long ago.
     pub created: Option<Timestamp>,
+    /// With `spec.objective`: the operating point the shell's latest replay of the recent
+    /// history chose (`None` before the first; the spec then runs as written). Ignored
+    /// without an objective.
+    pub operating_point: Option<crate::objective::OperatingPoint>,
 }
 
 /// What was seen of one metric: its reading, and what prediction offers for it.
@@ -120,6 +124,7 @@ impl Default for Observation {
             selector_error: None,
             pause: Pause::default(),
             created: None,
+            operating_point: None,
         }
     }
 }
@@ -338,6 +343,27 @@ pub fn reads_metrics(
 /// [`Decision::finish`]: a decision runs every sync for every autoscaler, so it copies nothing
 /// it can move.
 pub fn decide(
+    autoscaler: &Autoscaler,
+    observation: &Observation,
+    status: EffectiveHorizontalPodAutoscalerStatus,
+    history: ScalingHistory,
+    now: Timestamp,
+) -> Decision {
+    // Without an objective nothing below sees an operating point: the spec runs as written.
+    let Some(point) = autoscaler
+        .objective
+        .and(observation.operating_point.as_ref())
+    else {
+        return decide_as_written(autoscaler, observation, status, history, now);
+    };
+    let tuned = autoscaler.at_knobs(&point.knobs);
+    let mut d = decide_as_written(&tuned, observation, status, history, now);
+    d.status.operating_point = Some(point.status());
+    d
+}
+
+/// [`decide`] for `autoscaler` as it stands (an objective's operating point already applied).
+fn decide_as_written(
     autoscaler: &Autoscaler,
     observation: &Observation,
     status: EffectiveHorizontalPodAutoscalerStatus,

@@ -45,6 +45,8 @@ struct Seen<'o> {
     accuracy: Option<&'o Accuracy>,
     headroom: &'o HeadroomInput,
     evaluation: &'o EvaluationInput,
+    /// The objective's operating point, when it runs without prediction.
+    tuned_off: Option<&'o crate::objective::OperatingPoint>,
 }
 
 impl Decision {
@@ -75,6 +77,10 @@ impl Decision {
                 accuracy: m.and_then(|m| m.accuracy.as_ref()),
                 headroom: m.map_or(&HeadroomInput::Off, |m| &m.headroom),
                 evaluation: m.map_or(&EvaluationInput::Off, |m| &m.evaluation),
+                tuned_off: obs
+                    .operating_point
+                    .as_ref()
+                    .filter(|p| a.objective.is_some() && !p.knobs.prediction),
             };
             let need = exact.get(i).copied().flatten();
             let (outcome, record) =
@@ -130,7 +136,10 @@ impl Decision {
         let record =
             covered.then(|| accuracy_record(&id, seen.accuracy, correction, demoted, evaluation));
         let mut outcome = MetricOutcome::default();
-        if let Some(idle) = gate(policy, seen.evaluation, was_kept) {
+        let tuned_off = seen
+            .tuned_off
+            .map(|p| Idle::NoSaving(format!("the objective's operating point: {}", p.describe())));
+        if let Some(idle) = tuned_off.or_else(|| gate(policy, seen.evaluation, was_kept)) {
             self.record_idle(metric, &idle);
             outcome.idle = Some(idle);
             return (outcome, record);

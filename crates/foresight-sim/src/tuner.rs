@@ -1,0 +1,405 @@
+//! The tuner behind `spec.objective`: once a day it replays the recent history under a few
+//! candidate operating points (the headroom's risk budget, prediction on or off, the target
+//! up to `maxUtilization`) and keeps the cheapest whose replayed shortfall meets the
+//! objective, or the safest when none does. The same function runs in the simulator and,
+//! through the same replay code, wherever the history is at hand; it sees only history from
+//! before the moment it decides at.
+//!
+//! The history is split as self-evaluation splits it (see [`crate::evaluation`]): the
+//! predictor and the headroom learn from the older part, the newer part (one to three days) is
+//! replayed.
+
+use foresight_api::objective::Shortfall;
+use foresight_core::autoscaler::Autoscaler;
+use foresight_core::objective::{Knobs, Objective, OperatingPoint};
+use foresight_core::trace::Sample;
+
+use crate::config::ModelConfig;
+use crate::evaluation::{replay_seconds, Assumptions, MIN_REPLAY_SECONDS, MIN_TRAINING_SECONDS};
+use crate::load::{LoadPoint, LoadTrace};
+use crate::runner::{run_policy_after, Span};
+use crate::simulation::bucket_seconds;
+
+/// The headroom risk budgets tried with prediction, percent.
+pub const RISK_BUDGETS: [f64; 3] = [1.0, 5.0, 20.0];
+/// Targets tried above the one as written, evenly up to `maxUtilization`.
+pub const HOTTER_TARGETS: i32 = 2;
+/// The point in use is kept while it meets the objective and costs at most this share more
+/// than the cheapest that does: a replay of a few days is noisy, and a point that moves every
+/// day for a 1% difference is flapping, not tuning.
+pub const HYSTERESIS: f64 = 0.03;
+/// How often a new point is chosen.
+pub const TUNING_INTERVAL_SECONDS: i64 = 86_400;
+/// The replays refit the predictor this often (the controller refits hourly): a daily or
+/// weekly period's forecast barely moves within hours, and the fits are most of a replay's
+/// work.
+pub const REPLAY_REFIT_SECONDS: i64 = 4 * 3600;
+
+/// One candidate's replay.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Replayed {
+    /// The candidate.
+    pub knobs: Knobs,
+    /// Minutes under-provisioned over the replay.
+    pub under_minutes: f64,
+    /// Replica-hours over the replay.
+    pub replica_hours: f64,
+}
+
+/// The operating points tried for `autoscaler`: the spec without prediction at each target,
+/// and with prediction at each target and risk budget (only the spec's own budget when it
+/// learns no headroom). The first is the spec without prediction at its own targets.
+pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
+    let written = autoscaler.first_utilization();
+    let targets: Vec<Option<i32>> = match (written, autoscaler.max_utilization()) {
+        (Some(own), Some(max)) if max > own => {
+            let mut t: Vec<Option<i32>> = (0..=HOTTER_TARGETS)
+                .map(|i| Some(own + (max - own) * i / HOTTER_TARGETS))
+                .collect();
+            t.dedup();
+            t
+        }
+        (own, _) => vec![own],
+    };
+    let budgets: Vec<Option<f64>> = match autoscaler.prediction.as_ref() {
+        Some(p) if p.headroom_quantile.is_some() => {
+            RISK_BUDGETS.iter().copied().map(Some).collect()
+        }
+        Some(_) => vec![None],
+        None => Vec::new(),
+    };
+    let mut out = Vec::new();
+    for &utilization in &targets {
+        out.push(Knobs {
+            utilization,
+            risk_budget_percent: None,
+            prediction: false,
+        });
+    }
+    for &utilization in &targets {
+        for &risk_budget_percent in &budgets {
+            out.push(Knobs {
+                utilization,
+                risk_budget_percent,
+                prediction: true,
+            });
+        }
+    }
+    out
+}
+
+/// The shortfall `objective` allows over a replay of `replayed_minutes`, given the spec
+/// without prediction was short `reactive_under` minutes in it.
+pub fn allowed_minutes(objective: &Objective, replayed_minutes: f64, reactive_under: f64) -> f64 {
+    match objective.shortfall {
+        Shortfall::AsReactive => reactive_under,
+        Shortfall::Share(s) => s * replayed_minutes,
+    }
+}
+
+/// Which of `replayed` to run at: the cheapest whose shortfall is within `allowed` minutes,
+/// or the safest (then the cheapest) when none is. `previous` (the point in use) is kept
+/// while it is within the objective and at most [`HYSTERESIS`] dearer than the cheapest that
+/// is. Returns its index and whether it meets the objective; `None` for no candidates.
+pub fn choose(
+    replayed: &[Replayed],
+    allowed: f64,
+    previous: Option<&Knobs>,
+) -> Option<(usize, bool)> {
+    // Minutes are whole sync intervals of a float sum: a hair's breadth is not a difference.
+    let meets = |r: &Replayed| r.under_minutes <= allowed + 1e-6;
+    let cheapest = replayed
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| meets(r))
+        .min_by(|(_, a), (_, b)| a.replica_hours.total_cmp(&b.replica_hours));
+    let Some((best, b)) = cheapest else {
+        let safest = replayed.iter().enumerate().min_by(|(_, a), (_, b)| {
+            a.under_minutes
+                .total_cmp(&b.under_minutes)
+                .then(a.replica_hours.total_cmp(&b.replica_hours))
+        })?;
+        return Some((safest.0, false));
+    };
+    let kept = previous.and_then(|p| {
+        replayed.iter().position(|r| {
+            r.knobs == *p && meets(r) && r.replica_hours <= b.replica_hours * (1.0 + HYSTERESIS)
+        })
+    });
+    Some((kept.unwrap_or(best), true))
+}
+
+/// Replays the newer part of `history` (samples `interval` seconds apart, the metric's load)
+/// under every candidate and chooses the operating point for `objective` at `now`. `Err`
+/// says why there is none yet (too little history).
+pub fn tune(
+    autoscaler: &Autoscaler,
+    objective: &Objective,
+    history: &[Sample],
+    interval: i64,
+    now: i64,
+    assumptions: Assumptions,
+    previous: Option<&Knobs>,
+) -> Result<OperatingPoint, String> {
+    let (Some(first), Some(last)) = (history.first(), history.last()) else {
+        return Err("no history to replay".to_owned());
+    };
+    let covered = last.ts.saturating_add(interval).saturating_sub(first.ts);
+    if covered < MIN_TRAINING_SECONDS + MIN_REPLAY_SECONDS {
+        return Err(format!(
+            "choosing an operating point needs {} days of history",
+            (MIN_TRAINING_SECONDS + MIN_REPLAY_SECONDS) / 86_400
+        ));
+    }
+    let replayed_seconds = replay_seconds(covered);
+    let cut = last
+        .ts
+        .saturating_add(interval)
+        .saturating_sub(replayed_seconds);
+    let (training, replay) = history.split_at(history.partition_point(|s| s.ts < cut));
+    let load = LoadTrace::new(
+        replay
+            .iter()
+            .filter(|s| s.value.is_finite() && s.value >= 0.0)
+            .map(|s| LoadPoint {
+                ts: s.ts,
+                value: s.value,
+            })
+            .collect(),
+    )
+    .map_err(|e| format!("the history cannot be replayed: {e}"))?;
+    let model = ModelConfig {
+        // Recorded usage stops at what the pods served: load held at capacity is the only
+        // trace a shortfall leaves, whichever point recorded it, so every candidate is judged
+        // alike by it (see `evaluation::SATURATED`).
+        short_from_share: crate::evaluation::SATURATED,
+        refit_interval_seconds: REPLAY_REFIT_SECONDS,
+        ..assumptions.model(autoscaler)
+    };
+    let replayed: Vec<Replayed> = candidates(autoscaler)
+        .into_iter()
+        .map(|knobs| replay_candidate(autoscaler, knobs, training, &load, &model))
+        .collect();
+    let reactive = replayed.first().copied().ok_or("no candidate to replay")?;
+    let allowed = allowed_minutes(
+        objective,
+        replayed_seconds as f64 / 60.0,
+        reactive.under_minutes,
+    );
+    let (chosen, meets) = choose(&replayed, allowed, previous).ok_or("no candidate to replay")?;
+    let c = replayed[chosen];
+    Ok(OperatingPoint {
+        knobs: c.knobs,
+        chosen_at: now,
+        replayed_seconds,
+        under_minutes: c.under_minutes,
+        replica_hours: c.replica_hours,
+        reactive_under_minutes: reactive.under_minutes,
+        reactive_replica_hours: reactive.replica_hours,
+        meets,
+        written_utilization: autoscaler.first_utilization(),
+    })
+}
+
+/// One candidate replayed over `load`, its predictor having learned from `training`.
+fn replay_candidate(
+    autoscaler: &Autoscaler,
+    knobs: Knobs,
+    training: &[Sample],
+    load: &LoadTrace,
+    model: &ModelConfig,
+) -> Replayed {
+    let mut a = autoscaler.at_knobs(&knobs);
+    // The replay runs the candidate as written: no objective of its own.
+    a.objective = None;
+    if !knobs.prediction {
+        a.prediction = None;
+    }
+    let scores = run_policy_after(
+        "candidate",
+        &a,
+        load,
+        model,
+        bucket_seconds(Span::of(load)),
+        if knobs.prediction { training } else { &[] },
+        &|_| {},
+    )
+    .scores;
+    Replayed {
+        knobs,
+        under_minutes: scores.under_provisioned_minutes,
+        replica_hours: scores.replica_hours,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::policies_from_manifest;
+    use proptest::prelude::*;
+
+    fn autoscaler(objective: &str) -> Autoscaler {
+        let text = format!(
+            "apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {{name: web}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  minReplicas: 2
+  maxReplicas: 40
+  metrics:
+  - type: Resource
+    resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 75}}}}
+  prediction:
+    predictionAlgorithm: {{algorithmType: dsp, dsp: {{sampleInterval: 1m, historyLength: 7d}}}}
+  objective: {objective}
+"
+        );
+        policies_from_manifest(&text, "web").unwrap()[0]
+            .compile()
+            .unwrap()
+    }
+
+    #[test]
+    fn candidates_start_with_reactive_and_stay_at_or_below_max_utilization() {
+        let a = autoscaler("{shortfall: AsReactive, maxUtilization: 90}");
+        let c = candidates(&a);
+        assert_eq!(
+            c[0],
+            Knobs {
+                utilization: Some(75),
+                risk_budget_percent: None,
+                prediction: false
+            }
+        );
+        let targets: Vec<i32> = c.iter().filter_map(|k| k.utilization).collect();
+        assert_eq!(targets.iter().max(), Some(&90));
+        assert!(targets.iter().all(|t| (75..=90).contains(t)));
+        // Three targets, each without prediction and with three risk budgets.
+        assert_eq!(c.len(), 3 * 4);
+        let written = candidates(&autoscaler("{shortfall: \"1%\"}"));
+        assert!(written.iter().all(|k| k.utilization == Some(75)));
+        assert_eq!(written.len(), 4);
+    }
+
+    /// `days` of minutes at 4 cores, with a burst to 8.5 cores every five minutes from 10:00
+    /// to 10:30 UTC.
+    fn history(days: i64) -> Vec<Sample> {
+        (0..days * 1440)
+            .map(|m| {
+                let minute = m % 1440;
+                let burst = (600..630).contains(&minute) && minute % 5 == 0;
+                Sample {
+                    ts: m * 60,
+                    value: if burst { 8.5 } else { 4.0 },
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_replayed_point_meets_as_reactive_and_says_so() {
+        let a = autoscaler("{shortfall: AsReactive, maxUtilization: 90}");
+        let objective = a.objective.unwrap();
+        let assumptions = Assumptions {
+            startup_seconds: 60,
+            pod_cpu_request_millicores: 1000,
+            prediction_proposed: true,
+        };
+        let p = tune(
+            &a,
+            &objective,
+            &history(5),
+            60,
+            5 * 86_400,
+            assumptions,
+            None,
+        )
+        .unwrap();
+        assert!(p.meets, "{}", p.describe());
+        assert!(
+            p.under_minutes <= p.reactive_under_minutes,
+            "{}",
+            p.describe()
+        );
+        assert!(
+            p.replica_hours <= p.reactive_replica_hours,
+            "{}",
+            p.describe()
+        );
+        assert!(p.knobs.utilization.is_some_and(|u| u <= 90));
+        assert!(
+            p.describe().contains("chosen by replay of 2 days"),
+            "{}",
+            p.describe()
+        );
+    }
+
+    #[test]
+    fn too_little_history_chooses_nothing() {
+        let a = autoscaler("{shortfall: AsReactive}");
+        let assumptions = Assumptions {
+            startup_seconds: 60,
+            pod_cpu_request_millicores: 1000,
+            prediction_proposed: true,
+        };
+        let err = tune(
+            &a,
+            &a.objective.unwrap(),
+            &history(1),
+            60,
+            86_400,
+            assumptions,
+            None,
+        )
+        .unwrap_err();
+        assert!(err.contains("needs 2 days"), "{err}");
+    }
+
+    fn replayed() -> impl Strategy<Value = Vec<Replayed>> {
+        proptest::collection::vec(
+            (0.0f64..100.0, 1.0f64..1000.0, 0i32..4, any::<bool>()),
+            1..24,
+        )
+        .prop_map(|v| {
+            v.into_iter()
+                .map(|(under_minutes, replica_hours, t, prediction)| Replayed {
+                    knobs: Knobs {
+                        utilization: Some(75 + 5 * t),
+                        risk_budget_percent: Some(f64::from(t)),
+                        prediction,
+                    },
+                    under_minutes,
+                    replica_hours,
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// Whenever a candidate's replay meets the objective, the one chosen does, and it
+        /// costs at most the hysteresis more than the cheapest that does; when none does, the
+        /// safest runs.
+        #[test]
+        fn chooses_a_candidate_meeting_the_objective_whenever_one_does(
+            replayed in replayed(),
+            allowed in 0.0f64..100.0,
+            previous in proptest::option::of(0usize..24),
+        ) {
+            let previous = previous.and_then(|i| replayed.get(i)).map(|r| r.knobs);
+            let (i, meets) = choose(&replayed, allowed, previous.as_ref()).unwrap();
+            let chosen = replayed[i];
+            let meeting: Vec<&Replayed> = replayed.iter().filter(|r| r.under_minutes <= allowed + 1e-6).collect();
+            if meeting.is_empty() {
+                prop_assert!(!meets);
+                let safest = replayed.iter().map(|r| r.under_minutes).fold(f64::INFINITY, f64::min);
+                prop_assert_eq!(chosen.under_minutes, safest);
+            } else {
+                prop_assert!(meets);
+                prop_assert!(chosen.under_minutes <= allowed + 1e-6);
+                let cheapest = meeting.iter().map(|r| r.replica_hours).fold(f64::INFINITY, f64::min);
+                prop_assert!(chosen.replica_hours <= cheapest * (1.0 + HYSTERESIS) + 1e-9);
+            }
+        }
+    }
+}
