@@ -201,3 +201,53 @@ impl Autoscaler {
         a
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(prediction: bool, under: f64, hours: f64, meets: bool) -> OperatingPoint {
+        OperatingPoint {
+            knobs: Knobs {
+                utilization: Some(82),
+                risk_budget_percent: Some(5.0),
+                prediction,
+            },
+            chosen_at: 1_767_225_600,
+            replayed_seconds: 3 * 86_400,
+            under_minutes: under,
+            replica_hours: hours,
+            reactive_under_minutes: 14.0,
+            reactive_replica_hours: 100.0,
+            meets,
+            written_utilization: Some(75),
+        }
+    }
+
+    #[test]
+    fn the_choice_reads_as_one_sentence() {
+        assert_eq!(
+            point(true, 12.0, 89.0, true).describe(),
+            "target 82% and 5% risk budget, chosen by replay of 3 days: short 12 min where \
+             reactive at 75% was short 14, 11% cheaper than reactive at 75%"
+        );
+        let off = point(false, 20.0, 104.0, false).describe();
+        assert!(off.starts_with("target 82% and no prediction,"), "{off}");
+        assert!(off.contains("4% dearer"), "{off}");
+        assert!(
+            off.ends_with("(no candidate met the objective: the safest runs)"),
+            "{off}"
+        );
+    }
+
+    #[test]
+    fn status_shows_the_budget_only_with_prediction() {
+        let on = point(true, 12.0, 89.0, true).status();
+        assert_eq!(on.risk_budget_percent.as_deref(), Some("5"));
+        assert_eq!((on.under_seconds, on.replica_hours), (720, 89));
+        assert_eq!(
+            point(false, 12.0, 89.0, true).status().risk_budget_percent,
+            None
+        );
+    }
+}
