@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::svg::{escape, nice_ticks};
 use super::{colour, WIDTH};
 use crate::bound::ClairvoyantBound;
-use crate::frontier::Comparison;
+use crate::frontier::{Comparison, LevelKind};
 use crate::simulation::Simulation;
 
 const HEIGHT: f64 = 360.0;
@@ -206,18 +206,22 @@ fn log_ticks(max: f64) -> Vec<f64> {
 /// The sentence under the plot naming the reactive replays it leaves out, if any.
 fn left_out_note(simulation: &Simulation, comparison: &Comparison) -> Option<String> {
     let ceiling = cost_ceiling(simulation);
-    let left_out: Vec<&str> = comparison
+    let left_out: Vec<String> = comparison
         .frontier
         .points
         .iter()
         .filter(|p| p.replica_hours > ceiling)
-        .map(|p| p.target.as_str())
+        .map(|p| p.level.to_string())
         .collect();
     if left_out.is_empty() {
         return None;
     }
+    let unit = match comparison.frontier.level_kind {
+        LevelKind::Utilization => "%",
+        LevelKind::ShareOfTarget => "% of its targets",
+    };
     Some(format!(
-        "not drawn: reactive at {} (dearer than {:.0} replica-h)",
+        "not drawn: reactive at {}{unit} (dearer than {:.0} replica-h)",
         left_out.join(", "),
         ceiling
     ))
@@ -284,17 +288,28 @@ fn frontier_and_bound(
 
 /// Each policy where it landed, with its verdict as the title.
 fn policy_points(svg: &mut String, axes: &Axes, simulation: &Simulation, comparison: &Comparison) {
-    for (i, (outcome, judged)) in simulation
+    let shown: Vec<(usize, f64, f64)> = simulation
         .policies
         .iter()
-        .zip(&comparison.policies)
         .enumerate()
-    {
-        let s = &outcome.scores;
-        if !axes.holds(s.under_provisioned_minutes, s.replica_hours) {
+        .filter(|(_, p)| axes.holds(p.scores.under_provisioned_minutes, p.scores.replica_hours))
+        .map(|(i, p)| {
+            let s = &p.scores;
+            (
+                i,
+                axes.x(s.under_provisioned_minutes),
+                axes.y(s.replica_hours),
+            )
+        })
+        .collect();
+    let labels = label_heights(&shown);
+    for ((i, cx, cy), label_y) in shown.into_iter().zip(labels) {
+        let (Some(outcome), Some(judged)) =
+            (simulation.policies.get(i), comparison.policies.get(i))
+        else {
             continue;
-        }
-        let (cx, cy) = (axes.x(s.under_provisioned_minutes), axes.y(s.replica_hours));
+        };
+        let s = &outcome.scores;
         // A label right of its point, or left of it in the plot's right third, so it stays
         // inside the chart.
         let (label_x, anchor) = if cx > LEFT + (WIDTH - LEFT - RIGHT) * 2.0 / 3.0 {
@@ -302,7 +317,6 @@ fn policy_points(svg: &mut String, axes: &Axes, simulation: &Simulation, compari
         } else {
             (cx + 9.0, "start")
         };
-        let label_y = (cy - 8.0 + 14.0 * i as f64).clamp(TOP + 10.0, HEIGHT - BOTTOM - 4.0);
         let _ = write!(
             svg,
             "<g class=\"policy-point\" id=\"frontier-policy-{i}\"><circle cx=\"{cx:.1}\" \
@@ -318,6 +332,28 @@ fn policy_points(svg: &mut String, axes: &Axes, simulation: &Simulation, compari
             escape(&s.name)
         );
     }
+}
+
+/// The baseline of each policy's label: beside its point, pushed down where it would overlap
+/// the label above it (policies often land within a few pixels of each other), and kept
+/// inside the plot.
+fn label_heights(points: &[(usize, f64, f64)]) -> Vec<f64> {
+    const LINE: f64 = 14.0;
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|a, b| points[*a].2.total_cmp(&points[*b].2));
+    let mut heights = vec![0.0; points.len()];
+    let mut previous = f64::NEG_INFINITY;
+    for k in order {
+        let y = (points[k].2 + 4.0).max(previous + LINE);
+        heights[k] = y;
+        previous = y;
+    }
+    // Pushed past the bottom: the stack moves up as a whole.
+    let overflow = previous - (HEIGHT - BOTTOM - 4.0);
+    heights
+        .iter()
+        .map(|y| (y - overflow.max(0.0)).max(TOP + 10.0))
+        .collect()
 }
 
 fn tick(v: f64) -> String {
@@ -340,6 +376,19 @@ mod tests {
         );
         assert_eq!(log_ticks(20.0), vec![0.0, 1.0, 2.0, 5.0, 10.0, 20.0]);
         assert_eq!(log_ticks(0.3), vec![0.0, 1.0]);
+    }
+
+    #[test]
+    fn labels_of_policies_that_land_together_do_not_overlap() {
+        let heights = label_heights(&[(0, 500.0, 200.0), (1, 500.0, 201.0), (2, 510.0, 195.0)]);
+        let mut sorted = heights.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert!(
+            sorted.windows(2).all(|w| w[1] - w[0] >= 14.0),
+            "{heights:?}"
+        );
+        let low = label_heights(&[(0, 500.0, HEIGHT - BOTTOM), (1, 500.0, HEIGHT - BOTTOM)]);
+        assert!(low.iter().all(|y| *y <= HEIGHT - BOTTOM - 4.0), "{low:?}");
     }
 
     #[test]
