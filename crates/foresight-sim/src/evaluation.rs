@@ -143,20 +143,7 @@ pub fn evaluate(
         ));
     }
     let replayed = replay_seconds(covered);
-    let cut = last.ts.saturating_add(interval).saturating_sub(replayed);
-    let split = history.partition_point(|s| s.ts < cut);
-    let (training, replay) = history.split_at(split);
-    let load = LoadTrace::new(
-        replay
-            .iter()
-            .filter(|s| s.value.is_finite() && s.value >= 0.0)
-            .map(|s| LoadPoint {
-                ts: s.ts,
-                value: s.value,
-            })
-            .collect(),
-    )
-    .map_err(|e| format!("the history cannot be replayed: {e}"))?;
+    let (training, load) = split_for_replay(history, last.ts, interval, replayed)?;
     let judged = judge(autoscaler, training, &load, assumptions).map_err(|e| e.to_string())?;
     Ok(Evaluation {
         at: now,
@@ -249,6 +236,31 @@ fn days(seconds: i64) -> String {
     foresight_api::duration::format_duration(std::time::Duration::from_secs(
         seconds.max(0).unsigned_abs(),
     ))
+}
+
+/// The history split where its last `replayed` seconds begin: the older part to train on, and
+/// the newer part as the load to replay (samples that are not finite and non-negative left out).
+/// Self-evaluation and the objective's tuner split alike.
+pub(crate) fn split_for_replay(
+    history: &[Sample],
+    last_ts: i64,
+    interval: i64,
+    replayed: i64,
+) -> Result<(&[Sample], LoadTrace), String> {
+    let cut = last_ts.saturating_add(interval).saturating_sub(replayed);
+    let (training, replay) = history.split_at(history.partition_point(|s| s.ts < cut));
+    let load = LoadTrace::new(
+        replay
+            .iter()
+            .filter(|s| s.value.is_finite() && s.value >= 0.0)
+            .map(|s| LoadPoint {
+                ts: s.ts,
+                value: s.value,
+            })
+            .collect(),
+    )
+    .map_err(|e| format!("the history cannot be replayed: {e}"))?;
+    Ok((training, load))
 }
 
 #[cfg(test)]

@@ -15,8 +15,10 @@ use foresight_core::objective::{Knobs, Objective, OperatingPoint};
 use foresight_core::trace::Sample;
 
 use crate::config::ModelConfig;
-use crate::evaluation::{replay_seconds, Assumptions, MIN_REPLAY_SECONDS, MIN_TRAINING_SECONDS};
-use crate::load::{LoadPoint, LoadTrace};
+use crate::evaluation::{
+    replay_seconds, split_for_replay, Assumptions, MIN_REPLAY_SECONDS, MIN_TRAINING_SECONDS,
+};
+use crate::load::LoadTrace;
 use crate::runner::{run_policy_after, Span};
 use crate::simulation::bucket_seconds;
 
@@ -152,22 +154,7 @@ pub fn tune(
         ));
     }
     let replayed_seconds = replay_seconds(covered);
-    let cut = last
-        .ts
-        .saturating_add(interval)
-        .saturating_sub(replayed_seconds);
-    let (training, replay) = history.split_at(history.partition_point(|s| s.ts < cut));
-    let load = LoadTrace::new(
-        replay
-            .iter()
-            .filter(|s| s.value.is_finite() && s.value >= 0.0)
-            .map(|s| LoadPoint {
-                ts: s.ts,
-                value: s.value,
-            })
-            .collect(),
-    )
-    .map_err(|e| format!("the history cannot be replayed: {e}"))?;
+    let (training, load) = split_for_replay(history, last.ts, interval, replayed_seconds)?;
     let model = ModelConfig {
         // Recorded usage stops at what the pods served: load held at capacity is the only
         // trace a shortfall leaves, whichever point recorded it, so every candidate is judged
