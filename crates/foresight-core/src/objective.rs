@@ -46,6 +46,17 @@ pub struct Knobs {
     pub prediction: bool,
 }
 
+impl Knobs {
+    /// The headroom quantile to learn at this point: its risk budget when prediction
+    /// proposes and the spec learns headroom (`spec_quantile`), the spec's own otherwise.
+    pub fn headroom_quantile(&self, spec_quantile: Option<f64>) -> Option<f64> {
+        match (self.prediction, self.risk_budget_percent, spec_quantile) {
+            (true, Some(b), Some(_)) if b > 0.0 && b < 100.0 => Some(1.0 - b / 100.0),
+            _ => spec_quantile,
+        }
+    }
+}
+
 /// An operating point and the replay that chose it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OperatingPoint {
@@ -87,11 +98,7 @@ impl OperatingPoint {
             Some(u) => format!("reactive at {u}%"),
             None => "reactive".to_owned(),
         };
-        let saving = if self.reactive_replica_hours > 0.0 {
-            (self.reactive_replica_hours - self.replica_hours) / self.reactive_replica_hours * 100.0
-        } else {
-            0.0
-        };
+        let saving = self.saving_percent();
         let cost = if saving >= 0.0 {
             format!("{saving:.0}% cheaper")
         } else {
@@ -119,6 +126,16 @@ impl OperatingPoint {
         )
     }
 
+    /// How much cheaper than the spec without prediction its replay was, percent (negative:
+    /// dearer); 0 when that replay cost nothing.
+    pub fn saving_percent(&self) -> f64 {
+        if self.reactive_replica_hours > 0.0 {
+            (self.reactive_replica_hours - self.replica_hours) / self.reactive_replica_hours * 100.0
+        } else {
+            0.0
+        }
+    }
+
     /// As status shows it.
     pub fn status(&self) -> OperatingPointStatus {
         let whole = |v: f64| v.round().clamp(-1e12, 1e12) as i64;
@@ -139,6 +156,38 @@ impl OperatingPoint {
             reactive_replica_hours: whole(self.reactive_replica_hours),
             description: self.describe(),
         }
+    }
+}
+
+impl OperatingPoint {
+    /// The point a status recorded (what a controller restarted mid-day decides at until it
+    /// has replayed again); `None` when the status does not read as one. `written` is the
+    /// spec's first Utilization target, for the explanation.
+    pub fn from_status(s: &OperatingPointStatus, written: Option<i32>) -> Option<OperatingPoint> {
+        let risk_budget_percent = match &s.risk_budget_percent {
+            Some(text) => Some(
+                text.parse::<f64>()
+                    .ok()
+                    .filter(|b| *b > 0.0 && *b < 100.0)?,
+            ),
+            None => None,
+        };
+        let minutes = |seconds: i64| seconds as f64 / 60.0;
+        Some(OperatingPoint {
+            knobs: Knobs {
+                utilization: s.target_utilization,
+                risk_budget_percent,
+                prediction: s.prediction,
+            },
+            chosen_at: s.chosen_at.as_second(),
+            replayed_seconds: s.replayed_seconds,
+            under_minutes: minutes(s.under_seconds),
+            replica_hours: s.replica_hours as f64,
+            reactive_under_minutes: minutes(s.reactive_under_seconds),
+            reactive_replica_hours: s.reactive_replica_hours as f64,
+            meets: s.meets_objective,
+            written_utilization: written,
+        })
     }
 }
 
@@ -238,6 +287,17 @@ mod tests {
             off.ends_with("(no candidate met the objective: the safest runs)"),
             "{off}"
         );
+    }
+
+    #[test]
+    fn a_point_read_back_from_status_runs_at_the_same_knobs() {
+        let p = point(true, 12.0, 89.0, true);
+        let back = OperatingPoint::from_status(&p.status(), Some(75)).unwrap();
+        assert_eq!(back.knobs, p.knobs);
+        assert_eq!(back.describe(), p.describe());
+        let mut garbled = p.status();
+        garbled.risk_budget_percent = Some("lots".to_owned());
+        assert_eq!(OperatingPoint::from_status(&garbled, Some(75)), None);
     }
 
     #[test]

@@ -26,6 +26,7 @@ use foresight_core::decision::{
 };
 use foresight_core::forecasting::{self, ForecastInput};
 use foresight_core::history;
+use foresight_core::objective::OperatingPoint;
 use foresight_core::pause::Pause;
 use foresight_core::proposals::Scale;
 use foresight_sim::evaluation::Assumptions;
@@ -557,6 +558,7 @@ async fn observe(
         conflicts: conflicts(ctx, autoscaler, key),
         // What prediction offers comes from memory and is there even when the target is not.
         metrics: predicted(ctx, autoscaler, spec_changed, now),
+        operating_point: operating_point(ctx, autoscaler, prior, spec_changed),
         pause: Pause::from_annotations(annotations.map(|(k, v)| (k.as_str(), v.as_str()))),
         created: obj.metadata.creation_timestamp.as_ref().map(|t| t.0),
         ..Default::default()
@@ -632,6 +634,22 @@ fn predicted(
             }
         })
         .collect()
+}
+
+/// With `spec.objective`, the operating point to decide at: the tuner's latest, or until it
+/// has replayed (after a restart) the one status recorded for the same spec.
+fn operating_point(
+    ctx: &ReconcileContext,
+    autoscaler: &Autoscaler,
+    prior: &EffectiveHorizontalPodAutoscalerStatus,
+    spec_changed: bool,
+) -> Option<OperatingPoint> {
+    autoscaler.objective?;
+    let cache = ctx.forecasts.as_ref()?;
+    cache.operating_point(autoscaler).or_else(|| {
+        let recorded = prior.operating_point.as_ref().filter(|_| !spec_changed)?;
+        OperatingPoint::from_status(recorded, autoscaler.first_utilization())
+    })
 }
 
 /// The target as this sync found it, for reading its pods and metrics.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use foresight_api::hpa::{MetricStatus, MetricValueStatus, ResourceMetricStatus};
 use foresight_api::status::{
     Condition, ConditionStatus, DecisionRecord, EvaluationStatus, ForecastAccuracyStatus,
-    LimitRecord, PredictionStatus, ProposalRecord,
+    LimitRecord, OperatingPointStatus, PredictionStatus, ProposalRecord,
 };
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
@@ -171,6 +171,19 @@ fn filled_telemetry() -> Arc<Telemetry> {
                 ..Default::default()
             }],
         }),
+        operating_point: Some(OperatingPointStatus {
+            chosen_at: jiff::Timestamp::UNIX_EPOCH,
+            replayed_seconds: 259_200,
+            target_utilization: Some(70),
+            risk_budget_percent: Some("5".into()),
+            prediction: true,
+            meets_objective: true,
+            under_seconds: 600,
+            replica_hours: 88,
+            reactive_under_seconds: 660,
+            reactive_replica_hours: 100,
+            description: "target 70% and 5% risk budget".into(),
+        }),
         last_decision: Some(DecisionRecord {
             proposals: vec![ProposalRecord {
                 source: "metric".into(),
@@ -242,7 +255,14 @@ fn docs_metrics_md_lists_every_exported_series_with_its_labels() {
 #[test]
 fn an_autoscalers_series_go_when_it_is_forgotten() {
     let t = filled_telemetry();
-    assert!(t.encode().contains("foresight_autoscaler_metric_value{namespace=\"shop\",name=\"web\",metric=\"resource.cpu\"} 80"));
+    let text = t.encode();
+    assert!(text.contains("foresight_autoscaler_metric_value{namespace=\"shop\",name=\"web\",metric=\"resource.cpu\"} 80"));
+    assert!(
+        text.contains(
+            "foresight_autoscaler_operating_point_saving_percent{namespace=\"shop\",name=\"web\"} 12"
+        ),
+        "{text}"
+    );
     t.autoscalers.forget(&AutoscalerKey::new("shop", "web"));
     let text = t.encode();
     assert!(

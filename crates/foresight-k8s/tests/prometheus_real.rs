@@ -3,7 +3,8 @@
 //! from OpenMetrics text it generates, and checks that
 //! (a) a `type: Prometheus` metric drives a decision;
 //! (b) multi-day history feeds the predictor, and the decision uses the forecast;
-//! (c) when Prometheus stops mid-run, prediction is demoted and the observed metric still scales.
+//! (c) when Prometheus stops mid-run, prediction is demoted and the observed metric still scales;
+//! (d) with `spec.objective`, the history chooses an operating point the decision runs at.
 //!
 //! Needs Debian's `prometheus` package (which also provides `promtool`); the tests fail, not
 //! skip, without it.
@@ -17,7 +18,7 @@ use foresight_api::status::{
 };
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::conditions::PREDICTION_READY;
-use foresight_core::decision::{decide, Decision, MetricObservation, Observation};
+use foresight_core::decision::{decide, Decision, MetricObservation, Observation, ScaleOutcome};
 use foresight_core::forecasting::ForecastInput;
 use foresight_core::metrics::{ContainerUsage, MetricData, PodResourceSample, ValueSample};
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
@@ -369,4 +370,81 @@ fn with_forecasts(forecasts: &[ForecastInput]) -> Vec<MetricObservation> {
             ..MetricObservation::default()
         })
         .collect()
+}
+
+/// (d) With `spec.objective`, the refreshes replay the history read from Prometheus under the
+/// tuner's candidates, and the decision runs at the point chosen and says so in status.
+#[tokio::test]
+async fn an_objective_chooses_an_operating_point_the_decision_runs_at() {
+    let now = now();
+    let server = PrometheusServer::start(&history(now, 4));
+    let client =
+        PrometheusClient::new(server.url(), PrometheusOptions::default()).expect("a client");
+    let settings = ForecastSettings {
+        model_update_interval: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let cache = ForecastCache::new(client, Arc::new(CorePredictor), settings);
+    let a = Arc::new(autoscaler(serde_json::json!({
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "maxReplicas": 20,
+        "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 50}}}],
+        "prediction": {"predictionWindowSeconds": 3600, "horizon": "Window",
+            "predictionAlgorithm": {"algorithmType": "dsp",
+                "dsp": {"sampleInterval": "60s", "historyLength": "3d"}}},
+        "objective": {"shortfall": "AsReactive", "maxUtilization": 80}
+    })));
+    cache.refresh(&a, now).await;
+    assert_eq!(
+        cache.operating_point(&a),
+        None,
+        "no replay before a reconcile described the workload"
+    );
+    cache.learn_about(
+        &a,
+        foresight_sim::evaluation::Assumptions {
+            startup_seconds: 60,
+            pod_cpu_request_millicores: 500,
+            prediction_proposed: true,
+        },
+    );
+    let later = now + SignedDuration::from_secs(60);
+    let forecasts = cache.refresh(&a, later).await;
+    let point = cache
+        .operating_point(&a)
+        .expect("an operating point from three days of history");
+    assert_eq!(point.chosen_at, later.as_second());
+    assert!(point.replayed_seconds >= DAY, "{point:?}");
+    let target = point.knobs.utilization.expect("a Utilization target");
+    assert!((50..=80).contains(&target), "{}", point.describe());
+
+    let obs = Observation {
+        metrics: with_forecasts(&forecasts),
+        operating_point: Some(point.clone()),
+        ..observation(later, 200)
+    };
+    let d = run_decision(&a, &obs, later);
+    let recommendation = d.record.recommendation;
+    let status = d.finish(&a, ScaleOutcome::NotAttempted).status;
+    let shown = status
+        .operating_point
+        .as_ref()
+        .expect("status shows the operating point");
+    assert_eq!(shown.description, point.describe());
+    assert_eq!(shown.target_utilization, Some(target));
+    // Until a point is chosen the spec runs as written, and status says nothing of one.
+    let obs_written = Observation {
+        metrics: with_forecasts(&forecasts),
+        ..observation(later, 200)
+    };
+    let written = run_decision(&a, &obs_written, later);
+    let written_recommendation = written.record.recommendation;
+    let written_status = written.finish(&a, ScaleOutcome::NotAttempted).status;
+    assert_eq!(written_status.operating_point, None);
+    // A hotter target never asks for more than the written one.
+    assert!(
+        recommendation <= written_recommendation || point.knobs.prediction,
+        "at the point {recommendation:?}, as written {written_recommendation:?}"
+    );
 }

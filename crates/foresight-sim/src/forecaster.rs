@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use foresight_core::autoscaler::Autoscaler;
-use foresight_core::objective::{Knobs, Objective, OperatingPoint};
+use foresight_core::objective::{Objective, OperatingPoint};
 use foresight_core::prediction::EvaluationInput;
 
 use crate::evaluation::Assumptions;
@@ -322,13 +322,9 @@ impl Forecaster {
         self.tune_if_due(now, observation, startup_seconds, proposing);
         observation.operating_point = self.operating_point.clone();
         // At an operating point, headroom is learned for its risk budget.
-        let quantile = match self.operating_point.as_ref().map(|p| p.knobs) {
-            Some(Knobs {
-                prediction: true,
-                risk_budget_percent: Some(b),
-                ..
-            }) if self.headroom_quantile.is_some() => Some(1.0 - b / 100.0),
-            _ => self.headroom_quantile,
+        let quantile = match &self.operating_point {
+            Some(p) => p.knobs.headroom_quantile(self.headroom_quantile),
+            None => self.headroom_quantile,
         };
         let headroom = match quantile {
             None => HeadroomInput::Off,

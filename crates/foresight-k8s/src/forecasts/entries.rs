@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use foresight_core::autoscaler::{Autoscaler, PredictionPolicy};
 use foresight_core::forecasting::HeadroomInput;
+use foresight_core::objective::{Objective, OperatingPoint};
 use foresight_core::prediction::{AccuracyTracker, EvaluationInput, Forecast, PredictorConfig};
 use foresight_core::trace::Sample;
 use foresight_sim::evaluation::Assumptions;
@@ -54,11 +55,13 @@ pub(super) enum Outcome {
 }
 
 /// What a refresh learned from the history besides the forecast: the headroom (when the spec
-/// asks for it), and a new self-evaluation verdict (when one was due).
+/// asks for it), and a new self-evaluation verdict or operating point (when one was due).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Learned {
     pub(super) headroom: HeadroomInput,
     pub(super) evaluation: Option<EvaluationInput>,
+    /// A new operating point, when one was due (with `spec.objective`).
+    pub(super) operating_point: Option<OperatingPoint>,
 }
 
 /// What the cache needs to learn headroom and to judge prediction for one metric: the
@@ -112,6 +115,11 @@ pub(super) struct Entry {
     pub(super) headroom: HeadroomInput,
     /// Self-evaluation's latest verdict.
     pub(super) evaluation: EvaluationInput,
+    /// `spec.objective`, compiled: the tuner replays the history for it (instead of
+    /// self-evaluation).
+    pub(super) objective: Option<Objective>,
+    /// The operating point the tuner's latest replay chose.
+    pub(super) operating_point: Option<OperatingPoint>,
 }
 
 impl Entry {
@@ -142,6 +150,8 @@ impl Entry {
             workload: None,
             headroom: HeadroomInput::Off,
             evaluation: EvaluationInput::Off,
+            objective: None,
+            operating_point: None,
         }
     }
 }

@@ -1,13 +1,16 @@
 //! What a refresh learns from the history besides the forecast: the headroom of each hour of
-//! the day (`foresight_core::prediction::headroom`), and once a day self-evaluation's verdict
-//! (`foresight_sim::evaluation`, the simulator's replay: the same function `foresight
-//! simulate` runs). Both are CPU work; the refresh runs them on its blocking thread.
+//! the day (`foresight_core::prediction::headroom`), and once a day either self-evaluation's
+//! verdict (`foresight_sim::evaluation`) or, with `spec.objective`, the operating point
+//! (`foresight_sim::tuner`): the simulator's replays, the same functions `foresight simulate`
+//! runs. All are CPU work; the refresh runs them on its blocking thread.
 
 use foresight_core::autoscaler::{Autoscaler, PredictionPolicy};
 use foresight_core::forecasting::HeadroomInput;
+use foresight_core::objective::{Knobs, Objective, OperatingPoint};
 use foresight_core::prediction::{headroom, EvaluationInput};
 use foresight_core::trace::Sample;
 use foresight_sim::evaluation::{evaluate, EVALUATION_INTERVAL_SECONDS};
+use foresight_sim::tuner::{tune, TUNING_INTERVAL_SECONDS};
 
 use super::entries::{Entry, Learned, Workload};
 
@@ -20,27 +23,43 @@ pub(super) struct Lesson {
     workload: Option<Workload>,
     /// Whether a new self-evaluation verdict is due.
     evaluate: bool,
+    /// The objective, when a new operating point is due.
+    tune: Option<Objective>,
+    /// The point in use (kept by the tuner's hysteresis; its risk budget sets the headroom's
+    /// quantile until a new one is chosen).
+    point: Option<Knobs>,
 }
 
 impl Lesson {
     /// What `entry` should learn at `now`. Headroom is learned from the first refresh on (for
-    /// a start-up of 60 s until a reconcile has described the workload); a verdict needs the
-    /// workload described.
+    /// a start-up of 60 s until a reconcile has described the workload); a verdict or an
+    /// operating point needs the workload described.
     pub(super) fn for_entry(entry: &Entry, now: i64) -> Lesson {
         let due = match &entry.evaluation {
             EvaluationInput::Done(e) => now - e.at >= EVALUATION_INTERVAL_SECONDS,
             _ => true,
         };
+        let point = entry.operating_point.as_ref();
+        let tuning_due = point.is_none_or(|p| now - p.chosen_at >= TUNING_INTERVAL_SECONDS);
         Lesson {
             quantile: entry.headroom_quantile,
             workload: entry.workload.clone(),
             evaluate: entry.self_evaluation && due,
+            tune: entry.objective.filter(|_| tuning_due),
+            point: point.map(|p| p.knobs),
         }
     }
 
     /// Learns from `history` (samples `interval` seconds apart) at `now`.
     pub(super) fn learn(&self, history: &[Sample], interval: i64, now: i64) -> Learned {
-        let headroom = match self.quantile {
+        let operating_point = self.choose_point(history, interval, now);
+        // A new point's risk budget applies at once, as it does in the simulator.
+        let point = operating_point.as_ref().map(|p| p.knobs).or(self.point);
+        let quantile = match point {
+            Some(knobs) => knobs.headroom_quantile(self.quantile),
+            None => self.quantile,
+        };
+        let headroom = match quantile {
             None => HeadroomInput::Off,
             Some(q) => {
                 let (startup, sync) = self.workload.as_ref().map_or(
@@ -70,7 +89,26 @@ impl Lesson {
         Learned {
             headroom,
             evaluation,
+            operating_point,
         }
+    }
+
+    /// A new operating point, when one is due and the history is long enough to replay
+    /// (until it is, the spec runs as written, as it does in the simulator).
+    fn choose_point(&self, history: &[Sample], interval: i64, now: i64) -> Option<OperatingPoint> {
+        let (Some(w), Some(objective)) = (&self.workload, &self.tune) else {
+            return None;
+        };
+        tune(
+            &narrowed(w),
+            objective,
+            history,
+            interval,
+            now,
+            w.assumptions,
+            self.point.as_ref(),
+        )
+        .ok()
     }
 }
 

@@ -23,6 +23,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use foresight_core::autoscaler::Autoscaler;
 use foresight_core::forecasting::{ForecastInput, HeadroomInput};
+use foresight_core::objective::OperatingPoint;
 use foresight_core::prediction::{Accuracy, EvaluationInput};
 use foresight_sim::evaluation::Assumptions;
 use jiff::Timestamp;
@@ -319,7 +320,14 @@ impl ForecastCache {
             }
             entry.accuracy_window = policy.accuracy_window_seconds;
             entry.headroom_quantile = policy.headroom_quantile;
-            entry.self_evaluation = policy.self_evaluation;
+            // With an objective the tuner replays the history instead: prediction on or off
+            // is one of its candidates (as in the simulator).
+            entry.self_evaluation = policy.self_evaluation && autoscaler.objective.is_none();
+            if entry.objective != autoscaler.objective {
+                // A new objective asks for a new point at the next refresh.
+                entry.objective = autoscaler.objective;
+                entry.operating_point = None;
+            }
             // Turned off in the spec: nothing learned before may be offered any more.
             if entry.headroom_quantile.is_none() {
                 entry.headroom = HeadroomInput::Off;
@@ -382,6 +390,16 @@ impl ForecastCache {
                 (e.headroom.clone(), e.evaluation.clone())
             })
         })
+    }
+
+    /// The operating point the tuner chose for `autoscaler` (with `spec.objective`): the
+    /// first metric's that has one, since a decision runs at one point.
+    pub fn operating_point(&self, autoscaler: &Autoscaler) -> Option<OperatingPoint> {
+        autoscaler.objective?;
+        self.per_metric(autoscaler, |e| e.and_then(|e| e.operating_point.clone()))
+            .into_iter()
+            .flatten()
+            .next()
     }
 
     fn inputs(&self, autoscaler: &Autoscaler, now: Timestamp) -> Vec<ForecastInput> {
@@ -622,6 +640,92 @@ mod tests {
         assert_eq!(
             cache.learned(&off),
             vec![(HeadroomInput::Off, EvaluationInput::Off)]
+        );
+    }
+
+    #[tokio::test]
+    async fn with_an_objective_refreshes_choose_an_operating_point_once_a_day() {
+        // The same four days as above: bursts from 10:00 to 10:30 UTC that headroom covers.
+        let points: Vec<(i64, String)> = (0..4 * 1440)
+            .map(|m| {
+                let minute = m % 1440;
+                let burst = (600..630).contains(&minute) && minute % 5 == 0;
+                (m * 60, if burst { "8.5" } else { "4" }.to_owned())
+            })
+            .collect();
+        let points: Vec<(i64, &str)> = points.iter().map(|(t, v)| (*t, v.as_str())).collect();
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&points))
+            .mount(&server)
+            .await;
+        let client = PrometheusClient::new(&server.uri(), PrometheusOptions::default()).unwrap();
+        let settings = ForecastSettings {
+            model_update_interval: Duration::from_secs(600),
+            ..Default::default()
+        };
+        let cache = ForecastCache::new(client, Arc::new(FourDays), settings);
+        let metrics = serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 75}}}]);
+        let mut spec = serde_json::json!({
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 10,
+            "metrics": metrics,
+            "prediction": {"predictionAlgorithm": {"algorithmType": "dsp"}},
+            "objective": {"shortfall": "AsReactive", "maxUtilization": 90},
+        });
+        let spec_of = |spec: &serde_json::Value| {
+            let spec: foresight_api::EffectiveHorizontalPodAutoscalerSpec =
+                serde_json::from_value(spec.clone()).unwrap();
+            Arc::new(Autoscaler::new("shop", "web", &spec, &ControllerConfig::default()).unwrap())
+        };
+        let a = spec_of(&spec);
+        let assumptions = Assumptions {
+            startup_seconds: 60,
+            pod_cpu_request_millicores: 1000,
+            prediction_proposed: true,
+        };
+        let now = at(4 * 86_400);
+        cache.refresh(&a, now).await;
+        assert_eq!(
+            cache.operating_point(&a),
+            None,
+            "no point before the workload is known"
+        );
+        cache.learn_about(&a, assumptions);
+        cache.refresh(&a, at(4 * 86_400 + 600)).await;
+        let point = cache
+            .operating_point(&a)
+            .expect("a point once the workload is known");
+        assert_eq!(point.chosen_at, 4 * 86_400 + 600);
+        assert_eq!(
+            point.replayed_seconds, 86_400,
+            "three days of training, one replayed"
+        );
+        assert!(point.meets, "{}", point.describe());
+        let u = point.knobs.utilization.expect("a Utilization target");
+        assert!((75..=90).contains(&u), "{}", point.describe());
+        // The tuner takes self-evaluation's place.
+        assert_eq!(cache.learned(&a)[0].1, EvaluationInput::Off);
+        // Within the day the point stays; headroom follows its risk budget.
+        cache.refresh(&a, at(4 * 86_400 + 1200)).await;
+        let again = cache.operating_point(&a).unwrap();
+        assert_eq!(again.chosen_at, point.chosen_at);
+        if let (true, Some(b)) = (again.knobs.prediction, again.knobs.risk_budget_percent) {
+            let HeadroomInput::Ready(h) = cache.learned(&a).remove(0).0 else {
+                panic!("headroom at the point's budget")
+            };
+            assert!((h.quantile - (1.0 - b / 100.0)).abs() < 1e-9, "{h:?}");
+        }
+        // Without the objective the point goes, and the spec runs as written.
+        spec.as_object_mut().unwrap().remove("objective");
+        let plain = spec_of(&spec);
+        cache.forecasts(&plain, at(4 * 86_400 + 1300));
+        assert_eq!(cache.operating_point(&plain), None);
+        assert_eq!(
+            cache.operating_point(&a),
+            None,
+            "the objective changed: chosen anew"
         );
     }
 

@@ -159,6 +159,9 @@ impl ForecastCache {
             if let Some(e) = &learned.evaluation {
                 entry.evaluation = e.clone();
             }
+            if let Some(p) = &learned.operating_point {
+                entry.operating_point = Some(p.clone());
+            }
         }
         match outcome {
             Outcome::Forecast(f, _, _) => {

@@ -77,6 +77,7 @@ struct Published {
     limit: Option<String>,
     prediction: bool,
     cron: bool,
+    operating_point: bool,
     /// The condition gauges published (fallback_active, paused, active).
     conditions: Vec<&'static str>,
 }
@@ -94,6 +95,9 @@ pub struct AutoscalerSeries {
     forecast_error: Family<ObjectMetric, Value>,
     prediction_saving: Family<ObjectMetric, Value>,
     prediction_kept: Family<ObjectMetric, Value>,
+    operating_point_saving: Family<Object, Value>,
+    operating_point_meets: Family<Object, Value>,
+    operating_point_target: Family<Object, Value>,
     proposed_replicas: Family<ObjectSource, Value>,
     limited: Family<ObjectReason, Value>,
     prediction_ready: Family<Object, Value>,
@@ -192,6 +196,23 @@ impl AutoscalerSeries {
             self.prediction_kept.clone(),
         );
         r.register(
+            "operating_point_saving_percent",
+            "With spec.objective: how much cheaper the operating point in use was than the \
+             spec without prediction in the replay that chose it, percent (negative: dearer)",
+            self.operating_point_saving.clone(),
+        );
+        r.register(
+            "operating_point_meets_objective",
+            "With spec.objective: 1 when the operating point in use met the objective in its \
+             replay, 0 when none did and the safest runs",
+            self.operating_point_meets.clone(),
+        );
+        r.register(
+            "operating_point_target_utilization_percent",
+            "With spec.objective: the first Utilization target at the operating point in use",
+            self.operating_point_target.clone(),
+        );
+        r.register(
             "proposed_replicas",
             "The replicas each source proposed in the last decision (the largest metric \
              proposal, the forecast's, the active cron's)",
@@ -217,6 +238,7 @@ impl AutoscalerSeries {
         self.record_gauges(&object, autoscaler, status, &mut now);
         self.record_metrics(&object, autoscaler, status, &mut now);
         self.record_prediction(&object, status, &mut now);
+        self.record_operating_point(&object, status, &mut now);
         if let Some(record) = &status.last_decision {
             self.record_decision(&object, record, &mut now);
         }
@@ -316,6 +338,41 @@ impl AutoscalerSeries {
                 now.evaluations.push(m.metric.clone());
             }
         }
+    }
+
+    /// The operating point in use and its replay, with `spec.objective`.
+    fn record_operating_point(
+        &self,
+        object: &Object,
+        status: &EffectiveHorizontalPodAutoscalerStatus,
+        now: &mut Published,
+    ) {
+        let Some(p) = &status.operating_point else {
+            return;
+        };
+        let saving = if p.reactive_replica_hours > 0 {
+            (p.reactive_replica_hours - p.replica_hours) as f64 / p.reactive_replica_hours as f64
+                * 100.0
+        } else {
+            0.0
+        };
+        self.operating_point_saving
+            .get_or_create(object)
+            .set(saving);
+        self.operating_point_meets
+            .get_or_create(object)
+            .set(if p.meets_objective { 1.0 } else { 0.0 });
+        match p.target_utilization {
+            Some(u) => {
+                self.operating_point_target
+                    .get_or_create(object)
+                    .set(f64::from(u));
+            }
+            None => {
+                self.operating_point_target.remove(object);
+            }
+        }
+        now.operating_point = true;
     }
 
     /// Each source's largest proposal, and the last limit that shaped the decision.
@@ -467,6 +524,15 @@ impl AutoscalerSeries {
         }
         if before.cron && !now.cron {
             self.cron_active.remove(object);
+        }
+        if before.operating_point && !now.operating_point {
+            for family in [
+                &self.operating_point_saving,
+                &self.operating_point_meets,
+                &self.operating_point_target,
+            ] {
+                family.remove(object);
+            }
         }
         for (condition, family) in self.condition_gauges() {
             if before.conditions.contains(&condition) && !now.conditions.contains(&condition) {
