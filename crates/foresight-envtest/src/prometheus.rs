@@ -6,6 +6,30 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Appends a counter family to OpenMetrics text: for each `(labels, share)`, the running total
+/// of `share × rate(t)` per second, one sample every `step` seconds over `[end - days, end]`.
+/// (The caller ends the text with `# EOF`.)
+pub fn counter(
+    out: &mut String,
+    family: &str,
+    series: &[(&str, f64)],
+    (end, days, step): (i64, i64, i64),
+    rate: impl Fn(i64) -> f64,
+) {
+    use std::fmt::Write as _;
+    let step = step.max(1);
+    let _ = writeln!(out, "# TYPE {family} counter");
+    for (labels, share) in series {
+        let mut total = 0.0;
+        let mut t = end - days * 86_400;
+        while t <= end {
+            total += rate(t) * share * step as f64;
+            let _ = writeln!(out, "{family}_total{{{labels}}} {total:.3} {t}");
+            t += step;
+        }
+    }
+}
+
 /// A Prometheus process of our own; killed (by its pid) when dropped.
 pub struct PrometheusServer {
     child: Option<Child>,

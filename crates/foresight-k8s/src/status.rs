@@ -7,7 +7,7 @@
 //!
 //! - **decision-relevant** — conditions (type, status, reason, message, lastTransitionTime),
 //!   `observedGeneration`, `currentReplicas`, `desiredReplicas`, `expectReplicas`,
-//!   `lastScaleTime`, the shape of `lastDecision` (every proposal's source, name, replicas,
+//!   `lastScaleTime`, `operatingPoint`, the shape of `lastDecision` (every proposal's source, name, replicas,
 //!   target and error; the recommendation; the limits; desired; rescale; strategy; summary),
 //!   and `history` as [`foresight_core::history::needs_write`] judges it;
 //! - **volatile** — `lastDecision.time`, the observed values in `lastDecision.proposals[].current`
@@ -66,6 +66,7 @@ pub fn relevant_change(
         || old.expect_replicas != new.expect_replicas
         || old.last_scale_time != new.last_scale_time
         || old.conditions != new.conditions
+        || old.operating_point != new.operating_point
         || old.last_decision.as_ref().map(stable_record)
             != new.last_decision.as_ref().map(stable_record)
         || match &new.history {
@@ -259,6 +260,28 @@ mod tests {
         ));
         let mut new = status(15, "50%");
         new.conditions[0].status = ConditionStatus::False;
+        assert!(should_write(
+            &old,
+            &new,
+            Some(ts(0)),
+            ts(15),
+            Duration::from_secs(300)
+        ));
+        // A new operating point changes what the decision runs at.
+        let mut new = status(15, "50%");
+        new.operating_point = Some(foresight_api::status::OperatingPointStatus {
+            chosen_at: ts(15),
+            replayed_seconds: 86_400,
+            target_utilization: Some(80),
+            risk_budget_percent: None,
+            prediction: false,
+            meets_objective: true,
+            under_seconds: 0,
+            replica_hours: 90,
+            reactive_under_seconds: 0,
+            reactive_replica_hours: 100,
+            description: "target 80% and no prediction".to_owned(),
+        });
         assert!(should_write(
             &old,
             &new,

@@ -9,7 +9,6 @@
 //! Needs Debian's `prometheus` package (which also provides `promtool`); the tests fail, not
 //! skip, without it.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +23,7 @@ use foresight_core::metrics::{ContainerUsage, MetricData, PodResourceSample, Val
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
 use foresight_core::proposals::Scale;
 use foresight_core::resources::ResourceList;
-use foresight_envtest::prometheus::PrometheusServer;
+use foresight_envtest::prometheus::{counter, PrometheusServer};
 use foresight_k8s::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use foresight_k8s::prometheus::{PrometheusClient, PrometheusOptions};
 use foresight_k8s::sources::prometheus::read_prometheus_metrics;
@@ -37,28 +36,6 @@ const STEP: i64 = 60;
 fn now() -> Timestamp {
     let s = Timestamp::now().as_second();
     Timestamp::from_second(s - s.rem_euclid(STEP)).expect("a valid timestamp")
-}
-
-/// A counter family in OpenMetrics text: for each label set, the running total of `rate(t)`
-/// per second, one sample a minute over `[end - days, end]`.
-fn counter(
-    out: &mut String,
-    family: &str,
-    series: &[(&str, f64)],
-    end: i64,
-    days: i64,
-    rate: impl Fn(i64) -> f64,
-) {
-    let _ = writeln!(out, "# TYPE {family} counter");
-    for (labels, share) in series {
-        let mut total = 0.0;
-        let mut t = end - days * DAY;
-        while t <= end {
-            total += rate(t) * share * STEP as f64;
-            let _ = writeln!(out, "{family}_total{{{labels}}} {total:.3} {t}");
-            t += STEP;
-        }
-    }
 }
 
 /// The workload's CPU (cores, both pods together): 0.4 all day, 1.6 for an hour every day
@@ -98,8 +75,7 @@ fn history(now: Timestamp, days: i64) -> String {
         &mut om,
         "container_cpu_usage_seconds",
         &pods,
-        end,
-        days,
+        (end, days, STEP),
         |t| cpu_cores(t, end),
     );
     counter(
@@ -109,8 +85,7 @@ fn history(now: Timestamp, days: i64) -> String {
             (r#"namespace="shop",service="web",pod="a""#, 0.5),
             (r#"namespace="shop",service="web",pod="b""#, 0.5),
         ],
-        end,
-        days,
+        (end, days, STEP),
         |_| 100.0,
     );
     om.push_str("# EOF\n");
