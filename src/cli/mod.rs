@@ -9,6 +9,7 @@ pub mod import;
 pub mod input;
 pub mod kubeconfig;
 pub mod live;
+pub mod recommend;
 pub mod series;
 pub mod simulate;
 pub mod validate;
