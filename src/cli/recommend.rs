@@ -37,6 +37,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::input::{io_error, read_input};
+use super::recommend_cluster::Listed;
 use super::series::describe;
 use super::simulate::Progress;
 
@@ -45,9 +46,23 @@ use super::simulate::Progress;
 pub struct RecommendArgs {
     /// Manifests holding the autoscalers (HorizontalPodAutoscaler autoscaling/v2 or v1, KEDA
     /// ScaledObject, Crane EffectiveHorizontalPodAutoscaler, Foresight's own); repeat for
-    /// several, `-` reads standard input.
-    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    /// several, `-` reads standard input. Without it, the autoscalers of the current
+    /// kubeconfig context are read.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Without -f: the namespace whose autoscalers are read (default: the context's).
+    #[arg(short = 'n', long, conflicts_with_all = ["files", "all_namespaces"])]
+    pub namespace: Option<String>,
+    /// Without -f: read the autoscalers of every namespace.
+    #[arg(short = 'A', long, conflicts_with = "files")]
+    pub all_namespaces: bool,
+    /// Without -f: the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then
+    /// in-cluster).
+    #[arg(long, value_name = "FILE", conflicts_with = "files")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Without -f: the kubeconfig context (default: the current one).
+    #[arg(long, conflicts_with = "files")]
+    pub context: Option<String>,
     /// The Prometheus (or Thanos, Mimir) holding the cluster's history: kube-prometheus-stack's
     /// cAdvisor and kube-state-metrics series, and the series the autoscalers' own queries read.
     #[arg(long, value_name = "URL")]
@@ -176,7 +191,11 @@ struct Run {
 
 /// Runs `foresight recommend`.
 pub fn run(args: RecommendArgs) -> anyhow::Result<ExitCode> {
-    let (jobs, mut skipped) = read_autoscalers(&args.files)?;
+    let (jobs, mut skipped) = if args.files.is_empty() {
+        read_cluster(&args)?
+    } else {
+        read_autoscalers(&args.files)?
+    };
     if jobs.is_empty() && skipped.is_empty() {
         anyhow::bail!(
             "no HorizontalPodAutoscaler, KEDA ScaledObject, Crane EffectiveHorizontalPodAutoscaler \
@@ -228,38 +247,70 @@ fn read_autoscalers(files: &[PathBuf]) -> anyhow::Result<(Vec<Job>, Vec<Skipped>
         let docs = parse_documents(&text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         for (i, doc) in docs.iter().enumerate() {
             let at = format!("{name}, document {}", i + 1);
-            let kind = doc
-                .get("kind")
-                .and_then(|k| k.as_str())
-                .unwrap_or_default()
-                .to_owned();
-            match import_document(doc, Default::default()) {
-                Ok(imported) if imported.problems.is_empty() => {
-                    jobs.push(Job { at, kind, imported })
-                }
-                Ok(imported) => skipped.push(Skipped {
-                    workload: workload_of(doc),
-                    at,
-                    reason: format!(
-                        "invalid after conversion: {}",
-                        imported
-                            .problems
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    ),
-                }),
-                Err(ImportError::Unsupported { .. }) => {}
-                Err(e @ ImportError::Field(_)) => skipped.push(Skipped {
-                    workload: workload_of(doc),
-                    at,
-                    reason: format!("not imported: {e}"),
-                }),
-            }
+            import_one(at, doc, &mut jobs, &mut skipped);
         }
     }
     Ok((jobs, skipped))
+}
+
+/// Every autoscaler of the current kubeconfig context, imported as manifests are.
+fn read_cluster(args: &RecommendArgs) -> anyhow::Result<(Vec<Job>, Vec<Skipped>)> {
+    let listed = super::recommend_cluster::list(
+        args.kubeconfig.as_deref(),
+        args.context.as_deref(),
+        args.namespace.as_deref(),
+        args.all_namespaces,
+    )?;
+    let mut jobs = Vec::new();
+    let mut skipped = Vec::new();
+    for item in listed {
+        match item {
+            Listed::Document(at, doc) => import_one(at, &doc, &mut jobs, &mut skipped),
+            Listed::Unread(what, why) => skipped.push(Skipped {
+                workload: what,
+                at: "cluster".to_owned(),
+                reason: why,
+            }),
+        }
+    }
+    Ok((jobs, skipped))
+}
+
+/// Imports `doc` (found `at`) into a job, or records why it cannot be replayed; other kinds
+/// are left out.
+fn import_one(
+    at: String,
+    doc: &serde_json::Value,
+    jobs: &mut Vec<Job>,
+    skipped: &mut Vec<Skipped>,
+) {
+    let kind = doc
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    match import_document(doc, Default::default()) {
+        Ok(imported) if imported.problems.is_empty() => jobs.push(Job { at, kind, imported }),
+        Ok(imported) => skipped.push(Skipped {
+            workload: workload_of(doc),
+            at,
+            reason: format!(
+                "invalid after conversion: {}",
+                imported
+                    .problems
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }),
+        Err(ImportError::Unsupported { .. }) => {}
+        Err(e @ ImportError::Field(_)) => skipped.push(Skipped {
+            workload: workload_of(doc),
+            at,
+            reason: format!("not imported: {e}"),
+        }),
+    }
 }
 
 /// `namespace/name` of a raw document.
