@@ -12,6 +12,7 @@ mod recommend_fleet;
 
 use foresight_envtest::prometheus::PrometheusServer;
 use recommend_fleet::*;
+use std::process::Command;
 
 #[test]
 fn recommends_for_a_fleet_from_a_real_prometheus() {
@@ -98,6 +99,17 @@ fn recommends_for_a_fleet_from_a_real_prometheus() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    // FORESIGHT_KEEP_RECOMMEND=DIR keeps the outputs for a look (in a browser).
+    if let Some(keep) = std::env::var_os("FORESIGHT_KEEP_RECOMMEND") {
+        let copied = Command::new("cp")
+            .arg("-r")
+            .arg(dir.path())
+            .arg(&keep)
+            .status()
+            .expect("cp runs");
+        assert!(copied.success());
     }
 
     // --json: the same rows and totals as one object.

@@ -48,6 +48,8 @@ pub fn render_fleet(rows: &[FleetRow], unreplayed: &[Unreplayed], source: &str) 
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
         "<title>Foresight recommendations</title><style>",
         include_str!("report.css"),
+        "table.fleet td:nth-child(2), table.fleet th:nth-child(2), table.fleet th:last-child \
+         { text-align: left; }",
         "</style></head><body>"
     ));
     let (current, recommended) = totals(rows);
