@@ -158,3 +158,71 @@ fn recommends_for_a_fleet_from_a_real_prometheus() {
         );
     }
 }
+
+#[test]
+fn manifests_without_an_autoscaler_are_refused_before_any_query() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(
+        dir.path().join("svc.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+    )
+    .expect("write the manifest");
+    // Nothing listens on port 9 (discard): the error must come before any query.
+    let out = foresight(
+        &[
+            "recommend",
+            "-f",
+            "svc.yaml",
+            "--prometheus-url",
+            "http://127.0.0.1:9",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no HorizontalPodAutoscaler, KEDA ScaledObject"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unreachable_prometheus_is_named_for_each_workload() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("fleet.yaml"), FLEET).expect("write the fleet");
+    let out = foresight(
+        &[
+            "recommend",
+            "-f",
+            "fleet.yaml",
+            "--prometheus-url",
+            "http://127.0.0.1:9",
+            "--range",
+            "1d",
+        ],
+        dir.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("fleet (0 workloads)"), "{stdout}");
+    for workload in [
+        "shop/web",
+        "shop/api",
+        "shop/search",
+        "jobs/worker",
+        "shop/checkout",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| {
+                l.trim_start()
+                    .starts_with(&format!("{workload} (fleet.yaml"))
+            })
+            .unwrap_or_else(|| panic!("{workload} is not listed as not replayed:\n{stdout}"));
+        assert!(line.contains("could be read"), "{line}");
+    }
+}
