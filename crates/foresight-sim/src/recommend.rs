@@ -204,6 +204,10 @@ mod tests {
     use crate::synthetic::{generate, SyntheticConfig};
 
     fn predictive() -> Autoscaler {
+        predictive_with("{shortfall: AsReactive}")
+    }
+
+    fn predictive_with(objective: &str) -> Autoscaler {
         let text = "apiVersion: autoscaling.foresight.dev/v1alpha1
 kind: EffectiveHorizontalPodAutoscaler
 metadata: {name: web}
@@ -216,15 +220,48 @@ spec:
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
   prediction:
     predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 1m, historyLength: 7d}}
-  objective: {shortfall: AsReactive}
-";
-        policies_from_manifest(text, "web").unwrap()[0]
+  objective: OBJECTIVE
+"
+        .replace("OBJECTIVE", objective);
+        policies_from_manifest(&text, "web").unwrap()[0]
             .compile()
             .unwrap()
     }
 
     #[test]
     fn the_recommendation_is_never_less_safe_nor_dearer_than_the_current_policy() {
+        let r = recommend(&predictive(), &load(), &model(), &|_| {});
+        // The current policy, then prediction at the written target (no maxUtilization: no
+        // hotter one is tried).
+        assert_eq!(r.replayed.len(), 2);
+        assert!(!r.current.knobs.prediction);
+        assert!(r.recommended.under_minutes <= r.current.under_minutes + 1e-6);
+        assert!(r.recommended.replica_hours <= r.current.replica_hours + 1e-9);
+        assert_eq!(r.prediction_kept, r.recommended.knobs.prediction);
+        assert!(!r.why.is_empty());
+    }
+
+    #[test]
+    fn hotter_targets_are_bisected_within_max_utilization() {
+        let r = recommend(
+            &predictive_with("{shortfall: AsReactive, maxUtilization: 90}"),
+            &load(),
+            &model(),
+            &|_| {},
+        );
+        let tried: Vec<i32> = r
+            .replayed
+            .iter()
+            .filter_map(|c| c.knobs.utilization)
+            .collect();
+        assert!(tried.iter().all(|u| (70..=90).contains(u)), "{tried:?}");
+        // Prediction at 70%, then at most five bisection steps over 70..=90.
+        assert!(r.replayed.len() <= 2 + 5, "{tried:?}");
+        assert!(r.recommended.under_minutes <= r.current.under_minutes + 1e-6);
+        assert!(r.recommended.replica_hours <= r.current.replica_hours + 1e-9);
+    }
+
+    fn load() -> LoadTrace {
         let points: Vec<LoadPoint> = generate(&SyntheticConfig {
             days: 4,
             ..Default::default()
@@ -235,21 +272,15 @@ spec:
             value: p.value * 20.0,
         })
         .collect();
-        let load = LoadTrace::new(points).unwrap();
-        let model = ModelConfig {
+        LoadTrace::new(points).unwrap()
+    }
+
+    fn model() -> ModelConfig {
+        ModelConfig {
             recording: crate::config::Recording::ScoresOnly,
             refit_interval_seconds: crate::tuner::REPLAY_REFIT_SECONDS,
             ..Default::default()
-        };
-        let r = recommend(&predictive(), &load, &model, &|_| {});
-        // The current policy, then prediction at the written target (no maxUtilization: no
-        // hotter one is tried).
-        assert_eq!(r.replayed.len(), 2);
-        assert!(!r.current.knobs.prediction);
-        assert!(r.recommended.under_minutes <= r.current.under_minutes + 1e-6);
-        assert!(r.recommended.replica_hours <= r.current.replica_hours + 1e-9);
-        assert_eq!(r.prediction_kept, r.recommended.knobs.prediction);
-        assert!(!r.why.is_empty());
+        }
     }
 
     #[test]
