@@ -36,6 +36,10 @@ enum Command {
     /// Convert native HorizontalPodAutoscalers and Crane EffectiveHorizontalPodAutoscalers
     /// into Foresight objects (YAML on stdout, notes as comments, problems on stderr).
     Import(cli::import::ImportArgs),
+    /// Replay every autoscaler in manifests over its history in Prometheus, as it runs and
+    /// with prediction at the same risk: a row per workload, fleet totals, the recommended
+    /// manifests (-o) and a fleet report (--report).
+    Recommend(Box<cli::recommend::RecommendArgs>),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         Command::Controller(args) => cli::controller::run(*args),
         Command::Crd(args) => cli::crd::run(args),
         Command::Import(args) => cli::import::run(args),
+        Command::Recommend(args) => cli::recommend::run(*args),
     };
     match result {
         Ok(code) => code,

@@ -9,6 +9,8 @@ pub mod import;
 pub mod input;
 pub mod kubeconfig;
 pub mod live;
+pub mod recommend;
+pub mod recommend_cluster;
 pub mod series;
 pub mod simulate;
 pub mod validate;

@@ -201,7 +201,7 @@ pub fn describe(seconds: i64) -> String {
 }
 
 /// An instant on the command line: RFC 3339 or Unix seconds.
-fn timestamp(text: &str) -> Result<Timestamp, String> {
+pub(crate) fn timestamp(text: &str) -> Result<Timestamp, String> {
     let text = text.trim();
     if super::flags::is_whole_number(text) {
         return text

@@ -605,7 +605,7 @@ fn short_unit(unit: &str) -> String {
 
 /// A progress bar on stderr, shown only when stderr is a terminal and the run has taken
 /// longer than a second.
-struct Progress {
+pub(crate) struct Progress {
     bar: ProgressBar,
     started: Instant,
     shown: AtomicBool,
@@ -614,10 +614,14 @@ struct Progress {
 
 impl Progress {
     fn new(total: u64, wanted: bool) -> Progress {
+        Progress::labelled(total, wanted, "simulating")
+    }
+
+    /// A bar of `total` steps saying what it counts (`simulating`, `replaying`).
+    pub(crate) fn labelled(total: u64, wanted: bool, label: &str) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-        if let Ok(style) =
-            ProgressStyle::with_template("{spinner} simulating {bar:40} {percent:>3}% ({eta} left)")
-        {
+        let template = format!("{{spinner}} {label} {{bar:40}} {{percent:>3}}% ({{eta}} left)");
+        if let Ok(style) = ProgressStyle::with_template(&template) {
             bar.set_style(style);
         }
         Progress {
@@ -628,7 +632,7 @@ impl Progress {
         }
     }
 
-    fn advance(&self, decisions: u64) {
+    pub(crate) fn advance(&self, decisions: u64) {
         self.bar.inc(decisions);
         if self.terminal
             && !self.shown.load(Ordering::Relaxed)
@@ -639,7 +643,7 @@ impl Progress {
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 }

@@ -71,7 +71,7 @@ impl Assumptions {
     /// The model the replay runs in: pods that start in the decisions' start-up time and
     /// carry their request (a Utilization target) or the target (a value target), metrics
     /// scraped as metrics-server does, the predictor refitted hourly as the controller does.
-    pub(crate) fn model(&self, autoscaler: &Autoscaler) -> ModelConfig {
+    pub fn model(&self, autoscaler: &Autoscaler) -> ModelConfig {
         let request = self.pod_cpu_request_millicores;
         let capacity = match autoscaler.metrics.first().map(|m| (&m.source, m.target)) {
             Some((_, Target::AverageValue(t))) if t > 0 => t as f64 / 1000.0,

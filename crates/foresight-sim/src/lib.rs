@@ -32,6 +32,7 @@ pub mod meter;
 pub mod parallel;
 pub mod pipeline;
 pub mod policy;
+pub mod recommend;
 pub mod report;
 pub mod runner;
 pub mod score;

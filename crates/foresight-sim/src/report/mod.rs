@@ -2,6 +2,7 @@
 //! the score table, charts of load, capacity and replicas per policy, under-provisioned
 //! periods, cron windows, forecast peaks, and the explanation of every rescale.
 
+pub mod fleet;
 mod frontier;
 mod svg;
 mod time_axis;
