@@ -1,7 +1,8 @@
 //! Formula metrics from the command line: a KEDA ScaledObject with `scalingModifiers` imports
 //! to a formula metric that `validate` accepts and that `simulate` runs exactly as the same
 //! autoscaler written by hand; a formula that cannot be read is refused with its field and
-//! column, by `import` and by `validate`.
+//! column, by `import` and by `validate`; `explain --snapshot` evaluates it, and names the
+//! input that failed.
 
 use std::io::Write;
 use std::path::Path;
@@ -168,4 +169,49 @@ fn a_formula_that_cannot_be_read_is_refused_with_its_field_and_column() {
         report.contains("reads \"queue\", which is not one of its inputs (jobs, requests)"),
         "{report}"
     );
+}
+
+/// `foresight explain --snapshot PATH --json`, parsed.
+fn explained(path: &Path) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_foresight"))
+        .args(["explain", "--json", "--snapshot"])
+        .arg(path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("explain runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[test]
+fn explain_evaluates_a_snapshot_formula_and_names_a_failed_input() {
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/snapshots/formula-metric.yaml");
+    let decided = explained(&example);
+    // (40 + 20) / 2 = 30 over 10 replicas is 3 per replica against 2: 15 replicas.
+    assert_eq!(decided["decision"]["desiredReplicas"], 15, "{decided}");
+    assert_eq!(
+        decided["decision"]["proposals"][0]["current"],
+        "3 per replica"
+    );
+    let status = &decided["status"]["currentMetrics"][0];
+    assert_eq!(status["type"], "Formula", "{status}");
+    assert_eq!(status["formula"]["name"], "composite");
+    assert_eq!(status["formula"]["current"]["averageValue"], "3");
+
+    let dir = tempfile::tempdir().unwrap();
+    let failing = std::fs::read_to_string(&example).unwrap().replace(
+        "metrics:\n  prometheusMetrics:",
+        "metrics:\n  errors:\n    prometheus/trig_two: \"connection refused\"\n  prometheusMetrics:",
+    );
+    let path = dir.path().join("failing.yaml");
+    std::fs::write(&path, failing).unwrap();
+    let held = explained(&path);
+    assert_eq!(held["decision"]["desiredReplicas"], 10, "held: {held}");
+    let held = held.to_string();
+    assert!(
+        held.contains("input trig_two: connection refused"),
+        "the failed input is named: {held}"
+    );
+    assert!(held.contains("FailedGetFormulaMetric"), "{held}");
 }
