@@ -174,10 +174,22 @@ fn check_shape(text: &str) -> Result<(), FormulaError> {
     Ok(())
 }
 
-/// Outside string literals: no range (`..`), and no call of a function other than
-/// [`FUNCTIONS`].
-fn check_vocabulary(text: &str) -> Result<(), FormulaError> {
+/// A name in a formula, outside string literals.
+struct Word {
+    /// 1-based column of its first character.
+    column: usize,
+    name: String,
+    /// Followed by `(`: a function call.
+    call: bool,
+    /// Preceded by `.`: a field of a value, not a name of its own.
+    field: bool,
+}
+
+/// The names of `text` outside string literals, and the column of the first range (`..`).
+fn scan(text: &str) -> (Vec<Word>, Option<usize>) {
     let chars: Vec<char> = text.chars().collect();
+    let mut words = Vec::new();
+    let mut range = None;
     let mut i = 0;
     while let Some(&c) = chars.get(i) {
         match c {
@@ -192,44 +204,89 @@ fn check_vocabulary(text: &str) -> Result<(), FormulaError> {
                 }
             }
             '.' if chars.get(i + 1) == Some(&'.') => {
-                return Err(FormulaError {
-                    column: Some(i + 1),
-                    message: "ranges (\"..\") are not accepted: a formula computes a number from its inputs".to_owned(),
-                });
+                range = range.or(Some(i + 1));
+                i += 2;
             }
-            c if c.is_alphabetic() || c == '_' => {
+            c if c.is_alphabetic() || c == '_' || c == '$' || c == '#' => {
                 let start = i;
+                i += 1;
                 while chars
                     .get(i)
                     .is_some_and(|d| d.is_alphanumeric() || *d == '_')
                 {
                     i += 1;
                 }
-                let name: String = chars.get(start..i).unwrap_or_default().iter().collect();
                 let mut next = i;
                 while chars.get(next).is_some_and(|d| d.is_whitespace()) {
                     next += 1;
                 }
-                // A name right after '.' is a field, not a call of a builtin.
-                let after_dot = start > 0 && chars.get(start - 1) == Some(&'.');
-                if chars.get(next) == Some(&'(')
-                    && !after_dot
-                    && !FUNCTIONS.contains(&name.as_str())
+                words.push(Word {
+                    column: start + 1,
+                    name: chars.get(start..i).unwrap_or_default().iter().collect(),
+                    call: chars.get(next) == Some(&'('),
+                    field: start > 0 && chars.get(start - 1) == Some(&'.'),
+                });
+            }
+            // A number, with its exponent (`1e3`), is not a name.
+            c if c.is_ascii_digit() => {
+                while chars
+                    .get(i)
+                    .is_some_and(|d| d.is_ascii_alphanumeric() || *d == '_')
                 {
-                    return Err(FormulaError {
-                        column: Some(start + 1),
-                        message: format!(
-                            "{name}() is not a function a formula may call; it may call {}",
-                            FUNCTIONS.join(", ")
-                        ),
-                    });
+                    i += 1;
                 }
             }
             _ => i += 1,
         }
     }
-    Ok(())
+    (words, range)
 }
+
+/// Outside string literals: no range (`..`), and no call of a function other than
+/// [`FUNCTIONS`].
+fn check_vocabulary(text: &str) -> Result<(), FormulaError> {
+    let (words, range) = scan(text);
+    if let Some(w) = words
+        .iter()
+        .find(|w| w.call && !w.field && !FUNCTIONS.contains(&w.name.as_str()))
+    {
+        return Err(FormulaError {
+            column: Some(w.column),
+            message: format!(
+                "{}() is not a function a formula may call; it may call {}",
+                w.name,
+                FUNCTIONS.join(", ")
+            ),
+        });
+    }
+    match range {
+        Some(column) => Err(FormulaError {
+            column: Some(column),
+            message:
+                "ranges (\"..\") are not accepted: a formula computes a number from its inputs"
+                    .to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// expr-lang's words that are not names of values.
+const KEYWORDS: [&str; 14] = [
+    "true",
+    "false",
+    "nil",
+    "not",
+    "and",
+    "or",
+    "in",
+    "matches",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "let",
+    "if",
+    "else",
+];
 
 /// What the parser stopped at, byte offset `at`, told as the column and the text there.
 fn unreadable_at(text: &str, at: usize) -> FormulaError {
@@ -273,20 +330,20 @@ fn unreadable_at(text: &str, at: usize) -> FormulaError {
     }
 }
 
-/// The first name `formula` reads that is not one of `inputs`, found by evaluating it once
-/// with every input at 1: the check KEDA makes when it compiles the formula against its
-/// triggers' names.
+/// The first name `formula` reads that is not one of `inputs` (nor a function it calls, a
+/// field, or one of expr-lang's keywords): the check KEDA makes when it compiles the formula
+/// against its triggers' names, made on the text so that a name in a branch not taken counts.
 pub fn unknown_name(formula: &Formula, inputs: &[&str]) -> Option<String> {
-    let mut ctx = expr::Context::default();
-    for name in inputs {
-        ctx.insert((*name).to_owned(), expr::Value::Float(1.0));
-    }
-    match expr::run(formula.program(), &ctx) {
-        Err(expr::Error::ExprError(e)) => e
-            .strip_prefix("unknown variable: ")
-            .map(|name| name.trim().to_owned()),
-        _ => None,
-    }
+    let (words, _) = scan(formula.text());
+    words
+        .into_iter()
+        .find(|w| {
+            !w.call
+                && !w.field
+                && !KEYWORDS.contains(&w.name.as_str())
+                && !inputs.contains(&w.name.as_str())
+        })
+        .map(|w| w.name)
 }
 
 #[cfg(test)]
@@ -356,5 +413,10 @@ mod tests {
             Some("trig_three")
         );
         assert_eq!(unknown_name(&f, &["trig_one", "trig_three"]), None);
+        // A name in the branch not taken counts too.
+        let f = parse("a > 0 ? a : cron_trig ?? nil").unwrap();
+        assert_eq!(unknown_name(&f, &["a"]).as_deref(), Some("cron_trig"));
+        let f = parse("max(a, 1e3) + \"b\" == \"c\" ? 1 : 0").unwrap();
+        assert_eq!(unknown_name(&f, &["a"]), None);
     }
 }

@@ -178,6 +178,8 @@ mod tests {
         assert_eq!(eval("a ** 2", &ab), Ok(9000));
         assert_eq!(eval("int(b) % int(a)", &ab), Ok(2000));
         assert_eq!(eval("-a + 0.5", &ab), Ok(-2500));
+        // `/` divides as decimals, integers too, as in KEDA.
+        assert_eq!(eval("int(b) / 2", &ab), Ok(2500));
         // Inputs keep their fractions: 250m is 0.25.
         assert_eq!(eval("a * 4", &[("a", 250)]), Ok(1000));
     }
