@@ -1,8 +1,9 @@
 //! `foresight import` for KEDA's `keda.sh/v1alpha1` ScaledObject. The triggers Foresight can
 //! read itself carry over (`cpu`, `memory`, `prometheus`, `cron`, and `external`/`metrics-api`
 //! as External metrics served by an adapter), with KEDA's fallback, idle and cooldown
-//! settings, activation thresholds, HPA behavior and pause annotations; everything else is
-//! named in a note. docs/keda.md has the field-by-field table.
+//! settings, activation thresholds, HPA behavior, pause annotations and `scalingModifiers` (a
+//! formula metric over the triggers); everything else is named in a note. docs/keda.md has
+//! the field-by-field table.
 
 use std::collections::BTreeMap;
 
@@ -86,9 +87,26 @@ struct Advanced {
 struct ScalingModifiers {
     #[serde(default)]
     formula: String,
-    target: Option<String>,
-    activation_target: Option<String>,
+    target: Option<Scalar>,
+    activation_target: Option<Scalar>,
     metric_type: Option<String>,
+}
+
+/// A value KEDA types as a string that manifests often write as a number (`target: 2`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Number(serde_json::Number),
+}
+
+impl Scalar {
+    fn text(&self) -> String {
+        match self {
+            Scalar::Text(s) => s.clone(),
+            Scalar::Number(n) => n.to_string(),
+        }
+    }
 }
 
 /// The name of the metric a ScaledObject's formula becomes (KEDA's `composite-metric`).
@@ -435,7 +453,8 @@ fn compose(
             ));
         }
     }
-    let target = modifiers.target.as_deref();
+    let target = modifiers.target.as_ref().map(Scalar::text);
+    let target = target.as_deref();
     if target.is_none() {
         notes.push(format!(
             "{at}.target is not set (KEDA requires it): set spec.metrics[].formula.target"
@@ -446,7 +465,7 @@ fn compose(
         .clone()
         .unwrap_or_else(|| "AverageValue".to_owned());
     let activation = match (&modifiers.activation_target, idles) {
-        (Some(a), true) => Some(Quantity::from(a.as_str())),
+        (Some(a), true) => Some(Quantity::from(a.text().as_str())),
         (Some(_), false) => {
             notes.push(format!(
                 "{at}.activationTarget dropped: an activation value only matters when the target can go idle (minReplicaCount 0 or idleReplicaCount)"
@@ -728,7 +747,7 @@ metadata: {name: web}
 spec:
   scaleTargetRef: {name: web}
   advanced:
-    scalingModifiers: {formula: "(trig_one + trig_two) / 2", target: "2", activationTarget: "1", metricType: Value}
+    scalingModifiers: {formula: "(trig_one + trig_two) / 2", target: 2, activationTarget: "1", metricType: Value}
   triggers:
   - type: prometheus
     name: trig_one
