@@ -181,7 +181,7 @@ async fn cel_rules_reject_with_their_messages(client: &Client) {
         (
             "/minReplicas",
             json!(0),
-            "minReplicas: 0 needs an Object, External or Prometheus metric, or a cron",
+            "minReplicas: 0 needs an Object, External, Prometheus or Formula metric, or a cron",
         ),
         (
             "/metrics/0",

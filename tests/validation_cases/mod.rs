@@ -234,6 +234,30 @@ pub const BAD: &[Case] = &[
         server: Server::Rejects,
     },
     Case {
+        name: "formula that cannot be read",
+        spec: "  metrics: [{type: Formula, formula: {name: load, formula: '(a + ) / 2', inputs: [{name: a, type: Prometheus, prometheus: {query: up}}], target: {type: AverageValue, averageValue: '2'}}}]\n",
+        path: "spec.metrics[0].formula.formula",
+        server: Server::Accepts("reading a formula takes expr-lang's grammar, beyond a CEL rule"),
+    },
+    Case {
+        name: "formula input with two sources",
+        spec: "  metrics: [{type: Formula, formula: {name: load, formula: 'a', inputs: [{name: a, type: External, external: {metric: {name: queue}}, prometheus: {query: up}}], target: {type: AverageValue, averageValue: '2'}}}]\n",
+        path: "spec.metrics[0].formula.inputs[0].prometheus",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "formula input name a formula cannot use",
+        spec: "  metrics: [{type: Formula, formula: {name: load, formula: '1', inputs: [{name: my-trig, type: Prometheus, prometheus: {query: up}}], target: {type: AverageValue, averageValue: '2'}}}]\n",
+        path: "spec.metrics[0].formula.inputs[0].name",
+        server: Server::Rejects,
+    },
+    Case {
+        name: "formula utilization target",
+        spec: "  metrics: [{type: Formula, formula: {name: load, formula: 'a', inputs: [{name: a, type: Prometheus, prometheus: {query: up}}], target: {type: Utilization, averageUtilization: 50}}}]\n",
+        path: "spec.metrics[0].formula.target.type",
+        server: Server::Rejects,
+    },
+    Case {
         name: "stabilization window too long",
         spec: "  behavior: {scaleDown: {stabilizationWindowSeconds: 3601}}\n",
         path: "spec.behavior.scaleDown.stabilizationWindowSeconds",

@@ -24,15 +24,18 @@ pub const KUBERNETES_METRIC_TYPES: [&str; 5] = [
     "Pods",
     "Resource",
 ];
-/// `spec.metrics[*].type` values, with Foresight's own `Prometheus`.
-pub const METRIC_TYPES: [&str; 6] = [
+/// `spec.metrics[*].type` values, with Foresight's own `Formula` and `Prometheus`.
+pub const METRIC_TYPES: [&str; 7] = [
     "ContainerResource",
     "External",
+    "Formula",
     "Object",
     "Pods",
     "Prometheus",
     "Resource",
 ];
+/// `spec.metrics[*].formula.inputs[*].type` values: the sources a formula can read.
+pub const FORMULA_INPUT_TYPES: [&str; 2] = ["External", "Prometheus"];
 /// `target.type` values.
 pub const TARGET_TYPES: [&str; 3] = ["AverageValue", "Utilization", "Value"];
 /// `behavior.*.selectPolicy` values.
@@ -318,28 +321,105 @@ pub struct PrometheusMetricSource {
     pub target: MetricTarget,
 }
 
-/// One metric to scale on (autoscaling/v2 MetricSpec, plus `type: Prometheus`).
+/// Foresight's formula metric (KEDA's `advanced.scalingModifiers`): one value computed from
+/// several inputs by an expression in expr-lang, the language KEDA evaluates its formulas in,
+/// and scaled on like an External metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["name", "formula", "inputs", "target"],
+    "x-kubernetes-validations" = [{"rule": "has(self.target.value) != has(self.target.averageValue)", "message": "set exactly one of target.value and target.averageValue"}, {"rule": "self.target.type != 'Utilization'", "message": "Formula metrics take a Value or AverageValue target"}],
+))]
+pub struct FormulaMetricSource {
+    /// A name for the computed metric, used in status, events and the explanation.
+    #[serde(default)]
+    #[schemars(transform = path_segment)]
+    pub name: String,
+    /// The expression over the inputs' names, e.g. `(queue + inflight) / 2`: arithmetic,
+    /// comparisons, `cond ? a : b`, `a ?? b`, and functions such as `abs`, `ceil`, `floor`,
+    /// `round`, `max`, `min`, `int`, `float`. It must give a finite number.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 1024))]
+    pub formula: String,
+    /// The values the formula reads, each under its own name (at most 32).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 32))]
+    pub inputs: Vec<FormulaInput>,
+    /// The target for the formula's value: `Value` (total) or `AverageValue` (per pod).
+    #[serde(default)]
+    pub target: MetricTarget,
+}
+
+/// One value a formula reads: an External metric or a PromQL query, without a target of its
+/// own.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend(
+    "required" = ["name", "type"],
+    "x-kubernetes-validations" = [{"rule": "self.type == 'External' ? has(self.external) && !has(self.prometheus) : has(self.prometheus) && !has(self.external)", "message": "set the source named by type, and only it"}],
+))]
+pub struct FormulaInput {
+    /// The name the formula uses for this value: a letter or `_`, then letters, digits or `_`.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    pub name: String,
+    /// `External` or `Prometheus`.
+    #[serde(rename = "type", default)]
+    #[schemars(extend("enum" = FORMULA_INPUT_TYPES))]
+    pub type_: String,
+    /// For `type: External`: the metric; its values are summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<FormulaExternalInput>,
+    /// For `type: Prometheus`: the query; it must return one series or a scalar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<FormulaPrometheusInput>,
+}
+
+/// An External metric read as a formula input.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["metric"]))]
+pub struct FormulaExternalInput {
+    /// The metric.
+    #[serde(default)]
+    pub metric: MetricIdentifier,
+}
+
+/// A PromQL query read as a formula input.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["query"]))]
+pub struct FormulaPrometheusInput {
+    /// An instant PromQL query returning one series (or a scalar).
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub query: String,
+}
+
+/// One metric to scale on (autoscaling/v2 MetricSpec, plus `type: Prometheus` and
+/// `type: Formula`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend(
     "required" = ["type"],
     "x-kubernetes-validations" = [
         {
-            "rule": "self.type == 'Resource' ? has(self.resource) : self.type == 'ContainerResource' ? has(self.containerResource) : self.type == 'Pods' ? has(self.pods) : self.type == 'Object' ? has(self.object) : self.type == 'External' ? has(self.external) : has(self.prometheus)",
+            "rule": "self.type == 'Resource' ? has(self.resource) : self.type == 'ContainerResource' ? has(self.containerResource) : self.type == 'Pods' ? has(self.pods) : self.type == 'Object' ? has(self.object) : self.type == 'External' ? has(self.external) : self.type == 'Formula' ? has(self.formula) : has(self.prometheus)",
             "message": "the source named by type must be set (type: Resource needs resource, and so on)",
         },
         {
-            "rule": "[has(self.resource), has(self.containerResource), has(self.pods), has(self.object), has(self.external), has(self.prometheus)].filter(x, x).size() <= 1",
+            "rule": "[has(self.resource), has(self.containerResource), has(self.pods), has(self.object), has(self.external), has(self.prometheus), has(self.formula)].filter(x, x).size() <= 1",
             "message": "a metric sets exactly one source, the one its type names",
         },
         {
-            "rule": "!has(self.activation) || self.type in ['Object', 'External', 'Prometheus']",
-            "message": "only Object, External and Prometheus metrics can be read while the target is idle, so only they have an activation value",
+            "rule": "!has(self.activation) || self.type in ['Object', 'External', 'Prometheus', 'Formula']",
+            "message": "only Object, External, Prometheus and Formula metrics can be read while the target is idle, so only they have an activation value",
         },
     ],
 ))]
 pub struct MetricSpec {
-    /// `Resource`, `ContainerResource`, `Pods`, `Object`, `External` or `Prometheus`.
+    /// `Resource`, `ContainerResource`, `Pods`, `Object`, `External`, `Prometheus` or
+    /// `Formula`.
     #[serde(rename = "type", default)]
     #[schemars(extend("enum" = METRIC_TYPES))]
     pub type_: String,
@@ -361,9 +441,13 @@ pub struct MetricSpec {
     /// For `type: Prometheus` (Foresight only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prometheus: Option<PrometheusMetricSource>,
+    /// For `type: Formula` (Foresight only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formula: Option<FormulaMetricSource>,
     /// With `spec.idle` (Foresight only): the value above which this metric wakes an idle
     /// target, and below or at which it lets the target go idle (KEDA's
-    /// `activationThreshold`; default 0). Object, External and Prometheus metrics only.
+    /// `activationThreshold`, or `activationTarget` for a formula; default 0). Object,
+    /// External, Prometheus and Formula metrics only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = crate::schema::non_negative_quantity)]
     pub activation: Option<Quantity>,
@@ -509,6 +593,16 @@ pub struct PrometheusMetricStatus {
     pub current: MetricValueStatus,
 }
 
+/// Status of a Formula metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FormulaMetricStatus {
+    /// The metric's name.
+    pub name: String,
+    /// The formula's current value.
+    pub current: MetricValueStatus,
+}
+
 /// The last observed value of one metric (autoscaling/v2 MetricStatus). A metric that could
 /// not be read leaves an entry with an empty `type`, as Kubernetes does.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -535,6 +629,9 @@ pub struct MetricStatus {
     /// For `Prometheus`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prometheus: Option<PrometheusMetricStatus>,
+    /// For `Formula`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formula: Option<FormulaMetricStatus>,
 }
 
 /// The parts of `metadata` Foresight reads from manifests; everything else is kept verbatim.

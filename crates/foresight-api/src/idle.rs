@@ -12,7 +12,7 @@ use crate::validation::FieldError;
 pub const DEFAULT_COOLDOWN_SECONDS: i32 = 300;
 
 /// The metric types that can be read while the target has no pods, and so can wake it.
-pub const WAKING_METRIC_TYPES: [&str; 3] = ["Object", "External", "Prometheus"];
+pub const WAKING_METRIC_TYPES: [&str; 4] = ["Object", "External", "Prometheus", "Formula"];
 
 /// Idle scaling.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -57,7 +57,7 @@ pub fn validate_idle(
         if !WAKING_METRIC_TYPES.contains(&m.type_.as_str()) {
             errs.push(FieldError::forbidden(
                 &path,
-                "only Object, External and Prometheus metrics can be read while the target is idle, so only they have an activation value",
+                "only Object, External, Prometheus and Formula metrics can be read while the target is idle, so only they have an activation value",
             ));
         } else if idle.is_none() {
             errs.push(FieldError::forbidden(
@@ -100,7 +100,7 @@ pub fn validate_idle(
     if !wakes {
         errs.push(FieldError::forbidden(
             "spec.idle",
-            "needs an Object, External or Prometheus metric, or a cron, to see load while the target is idle",
+            "needs an Object, External, Prometheus or Formula metric, or a cron, to see load while the target is idle",
         ));
     }
 }

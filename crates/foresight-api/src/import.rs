@@ -100,7 +100,12 @@ pub fn import_document(
     value: &serde_json::Value,
     options: ImportOptions,
 ) -> Result<Imported, ImportError> {
-    let mut imported = match classify(value).map_err(ImportError::Field)? {
+    let document = classify(value).map_err(ImportError::Field)?;
+    let kind = match document {
+        Document::Keda(_) => Kind::Keda,
+        _ => Kind::Other,
+    };
+    let mut imported = match document {
         Document::Hpa(hpa) => {
             let mut imported = import_hpa(&hpa);
             for unknown in crate::unknown_fields::in_spec_of(value) {
@@ -132,7 +137,16 @@ pub fn import_document(
         );
         imported.problems = validate_spec(&imported.object.spec);
     }
+    if matches!(kind, Kind::Keda) {
+        crate::keda::name_source_fields(&mut imported);
+    }
     Ok(imported)
+}
+
+/// Which converter a document went to, for what is done after it.
+enum Kind {
+    Keda,
+    Other,
 }
 
 /// A native autoscaling/v2 HPA (v1 and v2beta2 are read as v2).

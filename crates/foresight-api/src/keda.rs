@@ -1,8 +1,9 @@
 //! `foresight import` for KEDA's `keda.sh/v1alpha1` ScaledObject. The triggers Foresight can
 //! read itself carry over (`cpu`, `memory`, `prometheus`, `cron`, and `external`/`metrics-api`
 //! as External metrics served by an adapter), with KEDA's fallback, idle and cooldown
-//! settings, activation thresholds, HPA behavior and pause annotations; everything else is
-//! named in a note. docs/keda.md has the field-by-field table.
+//! settings, activation thresholds, HPA behavior, pause annotations and `scalingModifiers` (a
+//! formula metric over the triggers); everything else is named in a note. docs/keda.md has
+//! the field-by-field table.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,7 @@ use crate::cron::CronSpec;
 use crate::fallback::{FallbackBehavior, FallbackSpec};
 use crate::hpa::{
     ContainerResourceMetricSource, CrossVersionObjectReference, ExternalMetricSource,
+    FormulaExternalInput, FormulaInput, FormulaMetricSource, FormulaPrometheusInput,
     HorizontalPodAutoscalerBehavior, MetricIdentifier, MetricSpec, MetricTarget, ObjectMeta,
     PrometheusMetricSource, ResourceMetricSource,
 };
@@ -75,9 +77,40 @@ struct KedaFallback {
 #[serde(rename_all = "camelCase")]
 struct Advanced {
     horizontal_pod_autoscaler_config: Option<HpaConfig>,
-    scaling_modifiers: Option<serde_json::Value>,
+    scaling_modifiers: Option<ScalingModifiers>,
     restore_to_original_replica_count: Option<bool>,
 }
+
+/// `spec.advanced.scalingModifiers`: one composite metric computed from the triggers.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScalingModifiers {
+    #[serde(default)]
+    formula: String,
+    target: Option<Scalar>,
+    activation_target: Option<Scalar>,
+    metric_type: Option<String>,
+}
+
+/// A value KEDA types as a string that manifests often write as a number (`target: 2`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Number(serde_json::Number),
+}
+
+impl Scalar {
+    fn text(&self) -> String {
+        match self {
+            Scalar::Text(s) => s.clone(),
+            Scalar::Number(n) => n.to_string(),
+        }
+    }
+}
+
+/// The name of the metric a ScaledObject's formula becomes (KEDA's `composite-metric`).
+const COMPOSITE_METRIC: &str = "composite";
 
 #[derive(Deserialize)]
 struct HpaConfig {
@@ -139,7 +172,7 @@ pub fn import_scaled_object(value: &serde_json::Value) -> Result<Imported, Impor
     let mut crons = Vec::new();
     for (i, trigger) in spec.triggers.iter().enumerate() {
         match convert_trigger(i, trigger, idles, &mut notes) {
-            Converted::Metric(m) => metrics.push(*m),
+            Converted::Metric(m) => metrics.push((i, *m)),
             Converted::Cron(c) => crons.push(c),
             Converted::Dropped => {}
         }
@@ -158,11 +191,16 @@ pub fn import_scaled_object(value: &serde_json::Value) -> Result<Imported, Impor
                 ));
             }
         }
-        if advanced.scaling_modifiers.is_some() {
-            notes.push(
-                "spec.advanced.scalingModifiers dropped: Foresight combines metrics as the HPA does (the largest proposal wins); write the formula as one PromQL query (type: Prometheus)"
-                    .to_owned(),
-            );
+        if let Some(modifiers) = advanced.scaling_modifiers {
+            if modifiers.formula.is_empty() {
+                notes.push(
+                    "spec.advanced.scalingModifiers has no formula; KEDA ignores it, and so does the import"
+                        .to_owned(),
+                );
+            } else {
+                let composed = compose(&spec.triggers, metrics, &modifiers, idles, &mut notes);
+                metrics = composed.into_iter().enumerate().collect();
+            }
         }
         if advanced.restore_to_original_replica_count == Some(true) {
             notes.push(
@@ -207,7 +245,7 @@ pub fn import_scaled_object(value: &serde_json::Value) -> Result<Imported, Impor
             },
             min_replicas: Some(min),
             max_replicas: spec.max_replica_count.unwrap_or(KEDA_MAX_REPLICAS),
-            metrics,
+            metrics: metrics.into_iter().map(|(_, m)| m).collect(),
             behavior,
             crons,
             fallback,
@@ -361,6 +399,149 @@ fn convert_trigger(i: usize, t: &Trigger, idles: bool, notes: &mut Vec<String>) 
             ));
             Converted::Dropped
         }
+    }
+}
+
+/// KEDA's `scalingModifiers`: the triggers' metrics become the inputs of one formula
+/// metric, as KEDA gives the HPA one composite metric instead of theirs. cpu and memory
+/// triggers stay metrics of their own (KEDA leaves them out of the formula); a trigger the
+/// formula cannot name (no `name`, or one that is not an identifier) is left out, as KEDA
+/// leaves it out of the formula's names.
+fn compose(
+    triggers: &[Trigger],
+    metrics: Vec<(usize, MetricSpec)>,
+    modifiers: &ScalingModifiers,
+    idles: bool,
+    notes: &mut Vec<String>,
+) -> Vec<MetricSpec> {
+    let at = "spec.advanced.scalingModifiers";
+    let mut kept = Vec::new();
+    let mut inputs = Vec::new();
+    for (i, metric) in metrics {
+        let Some(trigger) = triggers.get(i) else {
+            continue;
+        };
+        if metric.type_ != "Prometheus" && metric.type_ != "External" {
+            kept.push(metric);
+            continue;
+        }
+        let Some(name) = trigger.name.as_deref().filter(|n| is_formula_name(n)) else {
+            notes.push(format!(
+                "spec.triggers[{i}] dropped: it has no name a formula can use (a letter or '_', then letters, digits or '_'), so KEDA leaves it out of {at}.formula"
+            ));
+            continue;
+        };
+        if metric.activation.is_some() {
+            notes.push(format!(
+                "spec.triggers[{i}]'s activation value dropped: with scalingModifiers, {at}.activationTarget decides activity"
+            ));
+        }
+        notes.push(format!(
+            "spec.triggers[{i}] ({}) is the formula's input {name}; its threshold and metricType are KEDA's per-trigger target, which the formula's target replaces",
+            trigger.type_
+        ));
+        inputs.push(formula_input(name, metric));
+    }
+    for (i, t) in triggers.iter().enumerate() {
+        if t.type_ == "cron"
+            && t.name
+                .as_deref()
+                .is_some_and(|n| modifiers.formula.contains(n))
+        {
+            notes.push(format!(
+                "spec.triggers[{i}] (cron) stays a cron: a formula input is a metric; the formula cannot read it"
+            ));
+        }
+    }
+    let target = modifiers.target.as_ref().map(Scalar::text);
+    let target = target.as_deref();
+    if target.is_none() {
+        notes.push(format!(
+            "{at}.target is not set (KEDA requires it): set spec.metrics[].formula.target"
+        ));
+    }
+    let type_ = modifiers
+        .metric_type
+        .clone()
+        .unwrap_or_else(|| "AverageValue".to_owned());
+    let activation = match (&modifiers.activation_target, idles) {
+        (Some(a), true) => Some(Quantity::from(a.text().as_str())),
+        (Some(_), false) => {
+            notes.push(format!(
+                "{at}.activationTarget dropped: an activation value only matters when the target can go idle (minReplicaCount 0 or idleReplicaCount)"
+            ));
+            None
+        }
+        (None, _) => None,
+    };
+    kept.push(MetricSpec {
+        type_: "Formula".to_owned(),
+        formula: Some(FormulaMetricSource {
+            name: COMPOSITE_METRIC.to_owned(),
+            formula: modifiers.formula.clone(),
+            inputs,
+            target: MetricTarget {
+                value: (type_ == "Value")
+                    .then(|| target.map(Quantity::from))
+                    .flatten(),
+                average_value: (type_ == "AverageValue")
+                    .then(|| target.map(Quantity::from))
+                    .flatten(),
+                type_,
+                ..Default::default()
+            },
+        }),
+        activation,
+        ..Default::default()
+    });
+    kept
+}
+
+/// A problem with the composite formula metric is the user's problem with the ScaledObject's
+/// `spec.advanced.scalingModifiers`: name that field first, and the imported one after it.
+pub(crate) fn name_source_fields(imported: &mut Imported) {
+    let composite = imported.object.spec.metrics.iter().position(|m| {
+        m.formula
+            .as_ref()
+            .is_some_and(|f| f.name == COMPOSITE_METRIC)
+    });
+    let Some(k) = composite else {
+        return;
+    };
+    let prefix = format!("spec.metrics[{k}].formula.");
+    for p in &mut imported.problems {
+        let Some(rest) = p.field.strip_prefix(&prefix) else {
+            continue;
+        };
+        let source = match rest.split('.').next() {
+            Some("formula") => "formula",
+            Some("target") => "target",
+            _ => continue,
+        };
+        p.detail = format!("{} (imported as {})", p.detail, p.field);
+        p.field = format!("spec.advanced.scalingModifiers.{source}");
+    }
+}
+
+/// Whether `name` can be read by a formula: a letter or `_`, then letters, digits or `_`.
+fn is_formula_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A Prometheus or External metric as a formula's input named `name`.
+fn formula_input(name: &str, metric: MetricSpec) -> FormulaInput {
+    FormulaInput {
+        name: name.to_owned(),
+        type_: metric.type_.clone(),
+        external: metric
+            .external
+            .map(|e| FormulaExternalInput { metric: e.metric }),
+        prometheus: metric
+            .prometheus
+            .map(|p| FormulaPrometheusInput { query: p.query }),
     }
 }
 
@@ -554,5 +735,102 @@ spec:
             Err(ImportError::Field(e)) => assert_eq!(e.field, "spec.minReplicaCount"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn scaling_modifiers_become_one_formula_metric_over_the_named_triggers() {
+        let imported = convert(
+            r#"
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: web}
+spec:
+  scaleTargetRef: {name: web}
+  advanced:
+    scalingModifiers: {formula: "(trig_one + trig_two) / 2", target: 2, activationTarget: "1", metricType: Value}
+  triggers:
+  - type: prometheus
+    name: trig_one
+    metadata: {query: "sum(rate(a[1m]))", threshold: "10", activationThreshold: "3"}
+  - type: external
+    name: trig_two
+    metadata: {scalerAddress: "x:9090", targetValue: "5"}
+  - type: cpu
+    metricType: Utilization
+    metadata: {value: "70"}
+  - type: prometheus
+    metadata: {query: "sum(up)", threshold: "1"}
+"#,
+        );
+        assert!(imported.problems.is_empty(), "{:?}", imported.problems);
+        let metrics = &imported.object.spec.metrics;
+        let types: Vec<&str> = metrics.iter().map(|m| m.type_.as_str()).collect();
+        assert_eq!(
+            types,
+            ["Resource", "Formula"],
+            "cpu stays, the rest is the formula"
+        );
+        let f = metrics[1].formula.as_ref().unwrap();
+        assert_eq!(f.formula, "(trig_one + trig_two) / 2");
+        assert_eq!(f.target.type_, "Value");
+        assert_eq!(f.target.value, Some(Quantity::from("2")));
+        assert_eq!(metrics[1].activation, Some(Quantity::from("1")));
+        let inputs: Vec<(&str, &str)> = f
+            .inputs
+            .iter()
+            .map(|i| (i.name.as_str(), i.type_.as_str()))
+            .collect();
+        assert_eq!(
+            inputs,
+            [("trig_one", "Prometheus"), ("trig_two", "External")]
+        );
+        assert_eq!(
+            f.inputs[0].prometheus.as_ref().unwrap().query,
+            "sum(rate(a[1m]))"
+        );
+        assert_eq!(
+            f.inputs[1].external.as_ref().unwrap().metric.name,
+            "trig_two"
+        );
+        let notes = imported.notes.join("\n");
+        assert!(!notes.contains("scalingModifiers dropped"), "{notes}");
+        assert!(
+            notes.contains("spec.triggers[3] dropped: it has no name"),
+            "{notes}"
+        );
+        assert!(notes.contains("is the formula's input trig_one"), "{notes}");
+    }
+
+    #[test]
+    fn a_formula_that_cannot_be_read_is_a_problem_at_its_field() {
+        let imported = convert(
+            r#"
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: web}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicaCount: 1
+  advanced:
+    scalingModifiers: {formula: "(trig_one + ) / 2", target: "2"}
+  triggers:
+  - type: prometheus
+    name: trig_one
+    metadata: {query: "sum(up)", threshold: "1"}
+"#,
+        );
+        let p = &imported.problems;
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].field, "spec.advanced.scalingModifiers.formula");
+        assert!(p[0].detail.contains("column 13"), "{}", p[0].detail);
+        assert!(
+            p[0].detail
+                .contains("imported as spec.metrics[0].formula.formula"),
+            "{}",
+            p[0].detail
+        );
+        // Default metricType: AverageValue.
+        let f = imported.object.spec.metrics[0].formula.as_ref().unwrap();
+        assert_eq!(f.target.average_value, Some(Quantity::from("2")));
     }
 }

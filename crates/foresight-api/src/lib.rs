@@ -14,6 +14,7 @@ pub mod cron;
 pub mod defaults;
 pub mod duration;
 pub mod fallback;
+pub mod formula;
 pub mod hpa;
 pub mod idle;
 pub mod import;

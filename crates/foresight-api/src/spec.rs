@@ -90,12 +90,12 @@ pub enum ScaleStrategy {
                 "message": "specificReplicas may only be set with scaleStrategy: Preview",
             },
             {
-                "rule": "!has(self.minReplicas) || self.minReplicas > 0 || (has(self.crons) && size(self.crons) > 0) || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External' || m.type == 'Prometheus'))",
-                "message": "minReplicas: 0 needs an Object, External or Prometheus metric, or a cron, to see load while the workload has no pods",
+                "rule": "!has(self.minReplicas) || self.minReplicas > 0 || (has(self.crons) && size(self.crons) > 0) || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External' || m.type == 'Prometheus' || m.type == 'Formula'))",
+                "message": "minReplicas: 0 needs an Object, External, Prometheus or Formula metric, or a cron, to see load while the workload has no pods",
             },
             {
-                "rule": "!has(self.idle) || (has(self.crons) && size(self.crons) > 0) || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External' || m.type == 'Prometheus'))",
-                "message": "idle needs an Object, External or Prometheus metric, or a cron, to see load while the target is idle",
+                "rule": "!has(self.idle) || (has(self.crons) && size(self.crons) > 0) || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External' || m.type == 'Prometheus' || m.type == 'Formula'))",
+                "message": "idle needs an Object, External, Prometheus or Formula metric, or a cron, to see load while the target is idle",
             },
             {
                 "rule": "!has(self.idle) || !has(self.idle.replicas) || self.idle.replicas == 0 || self.idle.replicas < (has(self.minReplicas) ? self.minReplicas : 1)",

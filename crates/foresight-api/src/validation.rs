@@ -6,11 +6,12 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::hpa::{
-    ContainerResourceMetricSource, CrossVersionObjectReference, ExternalMetricSource,
-    HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerSpec, HpaScalingPolicy,
-    HpaScalingRules, MetricIdentifier, MetricSpec, MetricTarget, ObjectMetricSource,
-    PodsMetricSource, PrometheusMetricSource, ResourceMetricSource, KUBERNETES_METRIC_TYPES,
-    METRIC_TYPES, POLICY_TYPES, SELECT_POLICIES, TARGET_TYPES,
+    ContainerResourceMetricSource, CrossVersionObjectReference, ExternalMetricSource, FormulaInput,
+    FormulaMetricSource, HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerSpec,
+    HpaScalingPolicy, HpaScalingRules, MetricIdentifier, MetricSpec, MetricTarget,
+    ObjectMetricSource, PodsMetricSource, PrometheusMetricSource, ResourceMetricSource,
+    FORMULA_INPUT_TYPES, KUBERNETES_METRIC_TYPES, METRIC_TYPES, POLICY_TYPES, SELECT_POLICIES,
+    TARGET_TYPES,
 };
 use crate::quantity::Quantity;
 use crate::spec::{EffectiveHorizontalPodAutoscalerSpec, ScaleStrategy};
@@ -292,7 +293,10 @@ fn validate_metrics(
     let mut has_object_or_external = false;
     for (i, m) in metrics.iter().enumerate() {
         validate_metric(errs, &format!("{path}[{i}]"), m, opts);
-        has_object_or_external |= matches!(m.type_.as_str(), "Object" | "External" | "Prometheus");
+        has_object_or_external |= matches!(
+            m.type_.as_str(),
+            "Object" | "External" | "Prometheus" | "Formula"
+        );
     }
     if min_replicas == Some(0) && !has_object_or_external {
         errs.push(FieldError::forbidden(
@@ -366,6 +370,12 @@ fn validate_metric(
             validate_prometheus_source(errs, &format!("{path}.prometheus"), src);
         }
     }
+    if let Some(src) = &m.formula {
+        present.push("formula");
+        if present.len() == 1 {
+            validate_formula_source(errs, &format!("{path}.formula"), src);
+        }
+    }
     let expected = match m.type_.as_str() {
         "Object" => Some(("object", m.object.is_some())),
         "Pods" => Some(("pods", m.pods.is_some())),
@@ -373,6 +383,7 @@ fn validate_metric(
         "External" => Some(("external", m.external.is_some())),
         "ContainerResource" => Some(("containerResource", m.container_resource.is_some())),
         "Prometheus" if opts.allow_prometheus => Some(("prometheus", m.prometheus.is_some())),
+        "Formula" if opts.allow_prometheus => Some(("formula", m.formula.is_some())),
         _ => None,
     };
     match expected {
@@ -603,6 +614,142 @@ fn validate_prometheus_source(
     }
 }
 
+/// The most inputs a formula may read (the CRD's `maxItems`).
+pub const MAX_FORMULA_INPUTS: usize = 32;
+
+/// A formula metric: its name, its inputs (each named once, with the one source its type
+/// names), a formula that reads and names only inputs, and a Value or AverageValue target.
+fn validate_formula_source(errs: &mut Vec<FieldError>, path: &str, src: &FormulaMetricSource) {
+    if src.name.is_empty() {
+        errs.push(FieldError::required(
+            format!("{path}.name"),
+            "must specify a metric name",
+        ));
+    } else {
+        for msg in path_segment_problems(&src.name) {
+            errs.push(FieldError::invalid(format!("{path}.name"), &src.name, msg));
+        }
+    }
+    if src.inputs.is_empty() {
+        errs.push(FieldError::required(
+            format!("{path}.inputs"),
+            "must list the values the formula reads",
+        ));
+    }
+    if src.inputs.len() > MAX_FORMULA_INPUTS {
+        errs.push(FieldError::invalid(
+            format!("{path}.inputs"),
+            src.inputs.len(),
+            format!("must have at most {MAX_FORMULA_INPUTS} items"),
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, input) in src.inputs.iter().enumerate() {
+        let at = format!("{path}.inputs[{i}]");
+        validate_formula_input(errs, &at, input);
+        if !input.name.is_empty() && !seen.insert(input.name.as_str()) {
+            errs.push(FieldError::duplicate(format!("{at}.name"), &input.name));
+        }
+    }
+    let formula_path = format!("{path}.formula");
+    match crate::formula::parse(&src.formula) {
+        Ok(formula) => {
+            let names: Vec<&str> = src.inputs.iter().map(|i| i.name.as_str()).collect();
+            if let Some(name) = crate::formula::unknown_name(&formula, &names) {
+                errs.push(FieldError::invalid(
+                    formula_path,
+                    &src.formula,
+                    format!(
+                        "reads {name:?}, which is not one of its inputs ({})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+        Err(e) if src.formula.trim().is_empty() => {
+            errs.push(FieldError::required(formula_path, e.message));
+        }
+        Err(e) => errs.push(FieldError::invalid(
+            formula_path,
+            &src.formula,
+            format!("cannot be read: {e}"),
+        )),
+    }
+    validate_value_or_average(errs, path, &src.target);
+    if src.target.type_ == "Utilization" {
+        errs.push(FieldError::invalid(
+            format!("{path}.target.type"),
+            &src.target.type_,
+            "Formula metrics take a Value or AverageValue target",
+        ));
+    }
+}
+
+/// One input of a formula: a name the formula can use, and its one source.
+fn validate_formula_input(errs: &mut Vec<FieldError>, path: &str, input: &FormulaInput) {
+    let is_identifier = input
+        .name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && input
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if input.name.is_empty() {
+        errs.push(FieldError::required(
+            format!("{path}.name"),
+            "must name the input, as the formula reads it",
+        ));
+    } else if !is_identifier {
+        errs.push(FieldError::invalid(
+            format!("{path}.name"),
+            &input.name,
+            "must be a name a formula can use: a letter or '_', then letters, digits or '_'",
+        ));
+    }
+    match input.type_.as_str() {
+        "External" => match &input.external {
+            Some(e) => validate_identifier(errs, &format!("{path}.external.metric"), &e.metric),
+            None => errs.push(FieldError::required(
+                format!("{path}.external"),
+                "must populate information for the given input type",
+            )),
+        },
+        "Prometheus" => match &input.prometheus {
+            Some(p) if p.query.trim().is_empty() => errs.push(FieldError::required(
+                format!("{path}.prometheus.query"),
+                "must specify a PromQL query",
+            )),
+            Some(_) => {}
+            None => errs.push(FieldError::required(
+                format!("{path}.prometheus"),
+                "must populate information for the given input type",
+            )),
+        },
+        "" => errs.push(FieldError::required(
+            format!("{path}.type"),
+            "must specify the input's source type",
+        )),
+        other => errs.push(FieldError::not_supported(
+            format!("{path}.type"),
+            other,
+            &FORMULA_INPUT_TYPES,
+        )),
+    }
+    let extra = match input.type_.as_str() {
+        "External" => input.prometheus.is_some().then_some("prometheus"),
+        "Prometheus" => input.external.is_some().then_some("external"),
+        _ => None,
+    };
+    if let Some(extra) = extra {
+        errs.push(FieldError::forbidden(
+            format!("{path}.{extra}"),
+            "must populate the given input type only",
+        ));
+    }
+}
+
 /// Kubernetes' `ValidateContainerResourceName`.
 fn validate_container_resource_name(errs: &mut Vec<FieldError>, path: &str, name: &str) {
     let qualified = names::qualified_name_problems(name);
@@ -731,7 +878,7 @@ pub fn validate_spec(spec: &EffectiveHorizontalPodAutoscalerSpec) -> Vec<FieldEr
     let spec = &defaulted;
     let mut errs = Vec::new();
     // Scale-to-zero (Kubernetes' HPAScaleToZero) needs a source that sees load without pods:
-    // an Object, External or Prometheus metric, or a cron that can wake the target.
+    // an Object, External, Prometheus or Formula metric, or a cron that can wake the target.
     let opts = ValidationOptions {
         min_replicas_lower_bound: 0,
         allow_prometheus: true,

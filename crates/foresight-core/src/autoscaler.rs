@@ -3,7 +3,8 @@
 
 use foresight_api::fallback::FallbackBehavior;
 use foresight_api::hpa::{
-    CrossVersionObjectReference, LabelSelector, MetricIdentifier, MetricSpec, MetricTarget,
+    CrossVersionObjectReference, FormulaMetricSource, LabelSelector, MetricIdentifier, MetricSpec,
+    MetricTarget,
 };
 use foresight_api::spec::{EffectiveHorizontalPodAutoscalerSpec, ScaleStrategy};
 use foresight_api::validation::FieldError;
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::behavior::{Behavior, LegacyScaleUpLimit};
 use crate::cron::CronSet;
+use crate::formula::{CompiledFormula, FormulaInput, InputSource};
 use crate::pods::Readiness;
 use crate::prediction::PredictorConfig;
 use crate::replicas::Tolerance;
@@ -103,6 +105,13 @@ pub enum MetricSource {
         /// The range query for prediction history.
         history_query: String,
     },
+    /// A formula over other metrics' values (KEDA's `scalingModifiers`).
+    Formula {
+        /// The metric's name.
+        name: String,
+        /// The formula and its inputs.
+        formula: crate::formula::CompiledFormula,
+    },
     /// A type this version does not know.
     Unknown {
         /// The type as written.
@@ -186,6 +195,41 @@ impl Quantities<'_> {
         .unwrap_or(Target::Unset)
     }
 
+    /// A formula metric's program and inputs; a formula that cannot be read is a problem at
+    /// `formula.formula` (validation reports it first, with the same words).
+    fn formula(&mut self, f: &FormulaMetricSource) -> CompiledFormula {
+        let program = foresight_api::formula::parse(&f.formula);
+        if let Err(e) = &program {
+            self.errors.push(FieldError::invalid(
+                format!("{}.formula.formula", self.path),
+                &f.formula,
+                format!("cannot be read: {e}"),
+            ));
+        }
+        let inputs = f
+            .inputs
+            .iter()
+            .map(|i| FormulaInput {
+                name: i.name.clone(),
+                source: match (&i.external, &i.prometheus) {
+                    (Some(e), _) if i.type_ == "External" => InputSource::External {
+                        metric: e.metric.clone(),
+                    },
+                    (_, Some(p)) => InputSource::Prometheus {
+                        query: p.query.clone(),
+                    },
+                    (Some(e), None) => InputSource::External {
+                        metric: e.metric.clone(),
+                    },
+                    (None, None) => InputSource::Prometheus {
+                        query: String::new(),
+                    },
+                },
+            })
+            .collect();
+        CompiledFormula { program, inputs }
+    }
+
     fn source(&mut self, spec: &MetricSpec) -> Metric {
         let (source, target) = match spec.type_.as_str() {
             "Resource" => spec.resource.as_ref().map(|r| {
@@ -245,6 +289,13 @@ impl Quantities<'_> {
                     history_query: p.history_query.clone().unwrap_or_else(|| p.query.clone()),
                 };
                 (source, self.value_target(&p.target, "prometheus.target"))
+            }),
+            "Formula" => spec.formula.as_ref().map(|f| {
+                let source = MetricSource::Formula {
+                    name: f.name.clone(),
+                    formula: self.formula(f),
+                };
+                (source, self.value_target(&f.target, "formula.target"))
             }),
             _ => None,
         }
@@ -338,6 +389,7 @@ impl Metric {
                 )
             }
             (MetricSource::Prometheus { name, .. }, _) => format!("prometheus metric {name}"),
+            (MetricSource::Formula { name, .. }, _) => format!("formula metric {name}"),
             (MetricSource::Unknown { type_ }, _) => format!("{type_} metric"),
         }
     }
@@ -399,6 +451,10 @@ impl Metric {
                 format!("external metric {}", selector(metric))
             }
             (MetricSource::Prometheus { name, .. }, _) => format!("prometheus metric {name}"),
+            (MetricSource::Formula { name, formula }, _) => match &formula.program {
+                Ok(f) => format!("formula metric {name} = {}", f.text()),
+                Err(_) => format!("formula metric {name}"),
+            },
             (MetricSource::Unknown { type_ }, _) => format!("{type_} metric"),
         }
     }
@@ -418,6 +474,7 @@ impl Metric {
             MetricSource::Object { metric, .. } => format!("object.{}", metric.name),
             MetricSource::External { metric } => format!("external.{}", metric.name),
             MetricSource::Prometheus { name, .. } => format!("prometheus.{name}"),
+            MetricSource::Formula { name, .. } => format!("formula.{name}"),
             MetricSource::Unknown { type_ } => format!("unknown.{type_}"),
         }
     }
@@ -609,6 +666,7 @@ impl Autoscaler {
                     MetricSource::Object { .. }
                         | MetricSource::External { .. }
                         | MetricSource::Prometheus { .. }
+                        | MetricSource::Formula { .. }
                 )
             })
     }

@@ -18,6 +18,7 @@ pub mod conditions;
 pub mod decision;
 pub mod explain;
 pub mod forecasting;
+pub mod formula;
 pub mod history;
 pub mod metrics;
 pub mod objective;

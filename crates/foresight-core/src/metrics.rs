@@ -68,6 +68,8 @@ pub enum MetricData {
     Values(Vec<ValueSample>),
     /// The API call failed with this error text.
     Failed(String),
+    /// For a `Formula` metric: each input's reading, in the order of its inputs.
+    Inputs(Vec<MetricData>),
 }
 
 /// The metrics-server window Kubernetes assumes for custom metrics without one.

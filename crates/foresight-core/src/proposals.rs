@@ -4,8 +4,9 @@
 
 use foresight_api::hpa::{
     ContainerResourceMetricStatus, CrossVersionObjectReference, ExternalMetricStatus,
-    LabelSelector, MetricIdentifier, MetricStatus, MetricValueStatus, ObjectMetricStatus,
-    PodsMetricStatus, PrometheusMetricStatus, ResourceMetricStatus, SelectorOperator,
+    FormulaMetricStatus, LabelSelector, MetricIdentifier, MetricStatus, MetricValueStatus,
+    ObjectMetricStatus, PodsMetricStatus, PrometheusMetricStatus, ResourceMetricStatus,
+    SelectorOperator,
 };
 use foresight_api::quantity::Quantity;
 use jiff::Timestamp;
@@ -103,6 +104,9 @@ pub fn evaluate(
         }
         MetricSource::Prometheus { name, .. } => {
             prometheus_metric(name, metric.target, data, scale, ctx)
+        }
+        MetricSource::Formula { name, formula } => {
+            formula_metric(name, formula, metric.target, data, scale, ctx)
         }
         MetricSource::Unknown { type_ } => {
             let err = format!("unknown metric source type {type_:?}");
@@ -372,7 +376,7 @@ fn read_values<'d>(data: &'d MetricData, api: &str) -> Result<&'d [ValueSample],
         MetricData::Values(_) => Err(format!("no metrics returned from {api}")),
         MetricData::Object(v) => Ok(std::slice::from_ref(v)),
         MetricData::Failed(e) => Err(format!("unable to fetch metrics from {api}: {e}")),
-        MetricData::None | MetricData::PodValues(_) => {
+        MetricData::None | MetricData::PodValues(_) | MetricData::Inputs(_) => {
             Err(format!("no metrics returned from {api}"))
         }
     }
@@ -578,7 +582,6 @@ fn prometheus_metric(
     };
     let values = read_values(data, "Prometheus")
         .map_err(|e| fail(format!("unable to query prometheus metric {name}: {e}")))?;
-    let usage = sum(values);
     let status = |current| MetricStatus {
         type_: "Prometheus".to_owned(),
         prometheus: Some(PrometheusMetricStatus {
@@ -587,29 +590,82 @@ fn prometheus_metric(
         }),
         ..Default::default()
     };
+    total_metric(values, target, scale, ctx, status, fail, "prometheus")
+}
+
+/// `type: Formula`: the formula over its inputs' values (see [`crate::formula`]), with
+/// External semantics for its target, as KEDA gives its composite metric to the HPA.
+fn formula_metric(
+    name: &str,
+    formula: &crate::formula::CompiledFormula,
+    target: Target,
+    data: &MetricData,
+    scale: &Scale,
+    ctx: &ReplicaContext<'_>,
+) -> Result<MetricProposal, MetricFailure> {
+    let fail = |message: String| MetricFailure {
+        reason: "FailedGetFormulaMetric",
+        error: format!("failed to get {name} formula metric value: {message}"),
+        message,
+    };
+    let sample = formula
+        .evaluate(data)
+        .map_err(|e| fail(format!("unable to evaluate formula metric {name}: {e}")))?;
+    let status = |current| MetricStatus {
+        type_: "Formula".to_owned(),
+        formula: Some(FormulaMetricStatus {
+            name: name.to_owned(),
+            current,
+        }),
+        ..Default::default()
+    };
+    total_metric(
+        std::slice::from_ref(&sample),
+        target,
+        scale,
+        ctx,
+        status,
+        fail,
+        "formula",
+    )
+}
+
+/// A total value (a Prometheus sample, a formula's result) against a Value or AverageValue
+/// target, as Kubernetes computes an External metric's proposal.
+fn total_metric(
+    values: &[ValueSample],
+    target: Target,
+    scale: &Scale,
+    ctx: &ReplicaContext<'_>,
+    status: impl Fn(MetricValueStatus) -> MetricStatus,
+    fail: impl Fn(String) -> MetricFailure,
+    kind: &str,
+) -> Result<MetricProposal, MetricFailure> {
+    let usage = sum(values);
+    let timestamp = values.first().map_or(GO_ZERO_TIME, |v| v.timestamp);
     match target {
         Target::AverageValue(t) => {
             let (replicas, average, exact) = per_pod_replicas(ctx.tolerance, scale.status_replicas, t, usage);
             Ok(MetricProposal {
                 replicas,
                 exact,
-                timestamp: values[0].timestamp,
+                timestamp,
                 status: status(MetricValueStatus { average_value: milli(average), ..Default::default() }),
                 current: format!("{} per replica", Quantity::from_milli(average)),
                 target: format!("{} per replica", Quantity::from_milli(t)),
             })
         }
         Target::Value(t) => {
-            let (replicas, exact) = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64).map_err(fail)?;
+            let (replicas, exact) = value_ratio_replicas(ctx, scale.spec_replicas, usage as f64 / t as f64).map_err(&fail)?;
             Ok(MetricProposal {
                 replicas,
                 exact,
-                timestamp: values[0].timestamp,
+                timestamp,
                 status: status(MetricValueStatus { value: milli(usage), ..Default::default() }),
                 current: Quantity::from_milli(usage).to_string(),
                 target: Quantity::from_milli(t).to_string(),
             })
         }
-        _ => Err(fail("invalid prometheus metric source: neither a value target nor an average value target was set".to_owned())),
+        _ => Err(fail(format!("invalid {kind} metric source: neither a value target nor an average value target was set"))),
     }
 }

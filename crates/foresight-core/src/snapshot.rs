@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::autoscaler::{Autoscaler, ControllerConfig, Metric, MetricSource};
 use crate::decision::{MetricObservation, Observation};
 use crate::forecasting::ForecastInput;
+use crate::formula::InputSource;
 use crate::metrics::{ContainerUsage, MetricData, PodResourceSample, PodValueSample, ValueSample};
 use crate::pods::{Container, Pod, PodPhase, ReadyCondition};
 use crate::prediction::{Algorithm, Forecast};
@@ -433,29 +434,60 @@ fn metric_data(
                 }
             }
         },
-        MetricSource::External { metric } => match failed(format!("external/{}", metric.name)) {
-            Some(f) => f,
-            None => {
-                let list = metrics
-                    .external_metrics
-                    .as_ref()
-                    .and_then(|m| m.get(&metric.name));
-                let path = format!("metrics.externalMetrics.{}", metric.name);
-                MetricData::Values(values(list.map(Vec::as_slice).unwrap_or_default(), &path)?)
+        MetricSource::External { metric } => total_values(
+            metrics.external_metrics.as_ref(),
+            errors,
+            "external",
+            &metric.name,
+        )?,
+        MetricSource::Prometheus { name, .. } => total_values(
+            metrics.prometheus_metrics.as_ref(),
+            errors,
+            "prometheus",
+            name,
+        )?,
+        // Each input as the metric of its kind would be recorded: an External input under
+        // its metric's name, a Prometheus input under the input's name.
+        MetricSource::Formula { formula, .. } => {
+            let mut inputs = Vec::with_capacity(formula.inputs.len());
+            for input in &formula.inputs {
+                inputs.push(match &input.source {
+                    InputSource::External { metric } => total_values(
+                        metrics.external_metrics.as_ref(),
+                        errors,
+                        "external",
+                        &metric.name,
+                    )?,
+                    InputSource::Prometheus { .. } => total_values(
+                        metrics.prometheus_metrics.as_ref(),
+                        errors,
+                        "prometheus",
+                        &input.name,
+                    )?,
+                });
             }
-        },
-        MetricSource::Prometheus { name, .. } => match failed(format!("prometheus/{name}")) {
-            Some(f) => f,
-            None => {
-                let list = metrics
-                    .prometheus_metrics
-                    .as_ref()
-                    .and_then(|m| m.get(name));
-                let path = format!("metrics.prometheusMetrics.{name}");
-                MetricData::Values(values(list.map(Vec::as_slice).unwrap_or_default(), &path)?)
-            }
-        },
+            MetricData::Inputs(inputs)
+        }
     })
+}
+
+/// The values recorded under `name` in an External or Prometheus map (`api` is `external` or
+/// `prometheus`), or the error recorded as `api/name`.
+fn total_values(
+    recorded: Option<&BTreeMap<String, Vec<ValueJson>>>,
+    errors: &BTreeMap<String, String>,
+    api: &str,
+    name: &str,
+) -> Result<MetricData, SnapshotError> {
+    if let Some(e) = errors.get(&format!("{api}/{name}")) {
+        return Ok(MetricData::Failed(e.clone()));
+    }
+    let list = recorded.and_then(|m| m.get(name));
+    let path = format!("metrics.{api}Metrics.{name}");
+    Ok(MetricData::Values(values(
+        list.map(Vec::as_slice).unwrap_or_default(),
+        &path,
+    )?))
 }
 
 /// Builds the observation for `autoscaler` from a snapshot's scale, pods and metrics.

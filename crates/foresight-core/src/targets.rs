@@ -99,7 +99,7 @@ fn short_name(m: &Metric) -> &str {
         MetricSource::Pods { metric }
         | MetricSource::Object { metric, .. }
         | MetricSource::External { metric } => &metric.name,
-        MetricSource::Prometheus { name, .. } => name,
+        MetricSource::Prometheus { name, .. } | MetricSource::Formula { name, .. } => name,
         MetricSource::Unknown { type_ } => type_,
     }
 }
@@ -113,6 +113,7 @@ fn current_value(s: &MetricStatus) -> Option<&MetricValueStatus> {
         .or(s.object.as_ref().map(|r| &r.current))
         .or(s.external.as_ref().map(|r| &r.current))
         .or(s.prometheus.as_ref().map(|r| &r.current))
+        .or(s.formula.as_ref().map(|r| &r.current))
 }
 
 /// The value that compares with `target`: utilization for a utilization target, the

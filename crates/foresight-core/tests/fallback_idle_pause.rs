@@ -63,6 +63,11 @@ impl Loop {
             }]),
             None => MetricData::Failed("external metrics API unavailable".into()),
         };
+        self.sync_reading(reading);
+    }
+
+    /// One sync with the metric read as `reading`.
+    fn sync_reading(&mut self, reading: MetricData) {
         let obs = Observation {
             scale: Ok(Scale {
                 spec_replicas: self.replicas,
@@ -438,4 +443,68 @@ fn resuming_a_pause_moves_no_faster_than_behavior_allows() {
         l.replicas, 4,
         "the Pods policy's 2 per minute, not 20 at once"
     );
+}
+
+/// A formula's readings: each input's value, `None` for one whose API fails.
+fn inputs(values: &[Option<i64>], now: Timestamp) -> MetricData {
+    MetricData::Inputs(
+        values
+            .iter()
+            .map(|v| match v {
+                Some(v) => MetricData::Values(vec![ValueSample {
+                    value: v * 1000,
+                    timestamp: now,
+                }]),
+                None => MetricData::Failed("connection refused".into()),
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn a_formula_wakes_above_its_activation_target_and_falls_back_when_an_input_fails() {
+    let mut l = Loop::new(
+        spec(serde_json::json!({
+            "minReplicas": 0,
+            "idle": {"cooldownSeconds": 0},
+            "fallback": {"failureThreshold": 1, "replicas": 7},
+            "metrics": [{"type": "Formula", "activation": "5", "formula": {
+                "name": "composite",
+                "formula": "max(queue, backlog / 2)",
+                "inputs": [
+                    {"name": "queue", "type": "External", "external": {"metric": {"name": "queue_depth"}}},
+                    {"name": "backlog", "type": "Prometheus", "prometheus": {"query": "sum(backlog)"}},
+                ],
+                "target": {"type": "AverageValue", "averageValue": "10"}}}],
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0}},
+        })),
+        0,
+    );
+    let now = l.now;
+    l.sync_reading(inputs(&[Some(2), Some(10)], now));
+    assert_eq!(
+        l.replicas, 0,
+        "max(2, 10 / 2) = 5 is not above the activation target 5"
+    );
+    let now = l.now;
+    l.sync_reading(inputs(&[Some(2), Some(12)], now));
+    assert_eq!(l.replicas, 1, "6 is above it: woken to the active minimum");
+    assert!(l.emitted("TargetActivated"));
+    let now = l.now;
+    l.sync_reading(inputs(&[Some(40), Some(12)], now));
+    assert_eq!(l.replicas, 4, "max(40, 6) = 40 at 10 per pod");
+    let now = l.now;
+    l.sync_reading(inputs(&[Some(40), None], now));
+    assert_eq!(l.replicas, 4, "one failure is tolerated: hold");
+    assert!(l.emitted("FailedGetFormulaMetric"));
+    let now = l.now;
+    l.sync_reading(inputs(&[Some(40), None], now));
+    assert_eq!(l.replicas, 7, "past the threshold, the fallback size");
+    let now = l.now;
+    l.sync_reading(inputs(&[Some(30), Some(0)], now));
+    assert!(
+        l.emitted("FallbackEnded"),
+        "recovered once every input reads"
+    );
+    assert!(l.status.fallback.is_none());
 }

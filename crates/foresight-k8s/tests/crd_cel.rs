@@ -126,7 +126,7 @@ fn scale_to_zero_needs_a_source_that_sees_load_without_pods() {
         "target": {"type": "Utilization", "averageUtilization": 60}}}]);
     assert_rejects(
         obj.clone(),
-        "minReplicas: 0 needs an Object, External or Prometheus",
+        "minReplicas: 0 needs an Object, External, Prometheus or Formula",
     );
     obj["spec"]["metrics"][0] = json!({"type": "External", "external": {"metric": {"name": "q"},
         "target": {"type": "Value", "value": "1"}}});
@@ -159,6 +159,23 @@ fn a_metric_sets_the_source_its_type_names() {
     two["spec"]["metrics"][0]["pods"] =
         json!({"metric": {"name": "x"}, "target": {"type": "AverageValue", "averageValue": "1"}});
     assert_rejects(two, "a metric sets exactly one source");
+}
+
+#[test]
+fn a_formula_input_sets_the_source_its_type_names() {
+    let mut both = good();
+    both["spec"]["metrics"][3]["formula"]["inputs"][0]["prometheus"] = json!({"query": "up"});
+    assert_rejects(both, "set the source named by type, and only it");
+    let mut neither = good();
+    neither["spec"]["metrics"][3]["formula"]["inputs"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("prometheus");
+    assert_rejects(neither, "set the source named by type, and only it");
+    let mut util = good();
+    util["spec"]["metrics"][3]["formula"]["target"] =
+        json!({"type": "Utilization", "averageValue": "2"});
+    assert_rejects(util, "Formula metrics take a Value or AverageValue target");
 }
 
 #[test]

@@ -850,6 +850,60 @@ async fn two_autoscalers_on_one_workload_both_report_the_conflict() {
     run(&a, ctx, server).await;
 }
 
+/// A formula metric's inputs are read from their APIs (here two External metrics) and the
+/// core evaluates the formula over them: (60 + 20) / 2 = 40 over 2 replicas is 20 per replica
+/// against 10, so 4 replicas, with the formula's value in status.
+#[tokio::test]
+async fn a_formula_metric_reads_its_inputs_and_scales_on_their_formula() {
+    let world = World::new().deployment(2);
+    let spec = json!({
+        "minReplicas": 1, "maxReplicas": 10,
+        "metrics": [{"type": "Formula", "formula": {
+            "name": "composite",
+            "formula": "(a + b) / 2",
+            "inputs": [
+                {"name": "a", "type": "External", "external": {"metric": {"name": "queue_a"}}},
+                {"name": "b", "type": "External", "external": {"metric": {"name": "queue_b"}}}
+            ],
+            "target": {"type": "AverageValue", "averageValue": "10"}}}]
+    });
+    let obj = autoscaler(spec, Value::Null, "60");
+    let external = |name: &str, value: &str| {
+        json!({"kind": "ExternalMetricValueList", "apiVersion": "external.metrics.k8s.io/v1beta1",
+               "metadata": {}, "items": [
+                   {"metricName": name, "metricLabels": {}, "timestamp": T0, "value": value}]})
+    };
+    let steps = vec![
+        Step::get(
+            "/apis/external.metrics.k8s.io/v1beta1/namespaces/shop/queue_a",
+            external("queue_a", "60"),
+        ),
+        Step::get(
+            "/apis/external.metrics.k8s.io/v1beta1/namespaces/shop/queue_b",
+            external("queue_b", "20"),
+        ),
+        Step::merge_patch(format!("{DEPLOYMENT_SCALE}?"), |b| {
+            assert_eq!(b, &json!({"spec": {"replicas": 4}}));
+        })
+        .answer(StatusCode::OK, scale_response(4)),
+        Step::post(
+            EVENTS,
+            event_check(
+                "Normal",
+                "SuccessfulRescale",
+                "formula metric composite above target",
+            ),
+        ),
+        Step::apply_status(status_uri(), |b| {
+            let m = &b["status"]["currentMetrics"][0];
+            assert_eq!(m["type"], "Formula", "{m}");
+            assert_eq!(m["formula"]["name"], "composite");
+            assert_eq!(m["formula"]["current"]["averageValue"], "20");
+        }),
+    ];
+    reconcile_once(&obj, &world, t0(), steps).await;
+}
+
 /// Pods and Object metrics from custom.metrics.k8s.io/v1beta2 and an External metric from
 /// external.metrics.k8s.io/v1beta1, requested with the paths and selectors Kubernetes'
 /// metrics clients use; the largest proposal (the Pods metric's 4) wins.

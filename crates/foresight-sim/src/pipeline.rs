@@ -29,6 +29,9 @@ pub enum Feed {
     Total,
     /// An Object metric: the total served load, as one object's value.
     Object,
+    /// A formula over this many inputs: the simulation has one load, so each input reads the
+    /// total served load, as an External or Prometheus metric would.
+    Inputs(usize),
 }
 
 impl Feed {
@@ -42,6 +45,7 @@ impl Feed {
                 MetricSource::Pods { .. } => Feed::PerPod,
                 MetricSource::External { .. } | MetricSource::Prometheus { .. } => Feed::Total,
                 MetricSource::Object { .. } => Feed::Object,
+                MetricSource::Formula { ref formula, .. } => Feed::Inputs(formula.inputs.len()),
             })
             .collect()
     }
@@ -227,6 +231,13 @@ impl Seen<'_> {
                     value: milli(self.total),
                     timestamp: self.ts,
                 })
+            }
+            Feed::Inputs(n) => {
+                let total = MetricData::Values(vec![ValueSample {
+                    value: milli(self.total),
+                    timestamp: self.ts,
+                }]);
+                *data = MetricData::Inputs(vec![total; *n]);
             }
         }
     }

@@ -10,7 +10,7 @@ use foresight_api::status::ProposalRecord;
 use jiff::Timestamp;
 
 use super::{Decision, Event, EventType, Observation};
-use crate::autoscaler::{Autoscaler, Idle};
+use crate::autoscaler::{Autoscaler, Idle, MetricSource};
 use crate::conditions::{ACTIVE, SCALING_ACTIVE};
 use crate::metrics::MetricData;
 
@@ -32,9 +32,15 @@ fn activity<'a>(a: &'a Autoscaler, obs: &'a Observation, idle: i32, d: &Decision
         let Some(threshold) = metric.activation else {
             continue;
         };
-        let value = match obs.metrics.get(i).map(|m| &m.reading) {
-            Some(MetricData::Object(v)) => Some(v.value),
-            Some(MetricData::Values(vs)) => {
+        let reading = obs.metrics.get(i).map(|m| &m.reading);
+        let value = match (&metric.source, reading) {
+            // A formula is active when its value is above its activation target (KEDA's
+            // `activationTarget`).
+            (MetricSource::Formula { formula, .. }, Some(r)) => {
+                formula.evaluate(r).ok().map(|s| s.value)
+            }
+            (_, Some(MetricData::Object(v))) => Some(v.value),
+            (_, Some(MetricData::Values(vs))) => {
                 Some(vs.iter().fold(0i64, |s, v| s.saturating_add(v.value)))
             }
             _ => None,

@@ -202,6 +202,11 @@ pub fn default_history_query(metric: &Metric, ctx: &QueryContext<'_>) -> Result<
         MetricSource::Object { .. } => {
             Err("Object metrics have no default history query".to_owned())
         }
+        // The formula's value over time would need each input's history evaluated point by
+        // point; a `historyQueries` entry (`formula.<name>`) can write it as one query.
+        MetricSource::Formula { .. } => {
+            Err("Formula metrics have no default history query".to_owned())
+        }
         MetricSource::Unknown { type_ } => Err(format!("{type_} metrics cannot be predicted")),
     }
 }
@@ -236,7 +241,9 @@ pub fn fill_template(
     if out.contains("${metric_name}") {
         let name = match (&metric.source, identifier) {
             (_, Some(id)) => id.name.clone(),
-            (MetricSource::Prometheus { name, .. }, _) => name.clone(),
+            (MetricSource::Prometheus { name, .. } | MetricSource::Formula { name, .. }, _) => {
+                name.clone()
+            }
             (MetricSource::Resource { resource, .. }, _) => resource.as_str().to_owned(),
             _ => String::new(),
         };

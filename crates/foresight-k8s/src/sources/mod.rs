@@ -4,7 +4,9 @@
 //! - [`custom`] reads custom.metrics.k8s.io Pods and Object metrics;
 //! - [`external`] reads external.metrics.k8s.io;
 //! - [`prometheus`] evaluates `type: Prometheus` queries (when the controller has a
-//!   Prometheus).
+//!   Prometheus);
+//! - a `type: Formula` metric's inputs are read by the two above, and the core evaluates the
+//!   formula.
 //!
 //! A source that fails gives `MetricData::Failed` with the API's error, never a number: the
 //! decision then refuses to scale down on partial data and says why in `ScalingActive` and
@@ -19,6 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use foresight_core::autoscaler::{Autoscaler, Metric, MetricSource};
+use foresight_core::formula::{FormulaInput, InputSource};
 use foresight_core::metrics::{MetricData, PodResourceSample};
 use jiff::Timestamp;
 use kube::Client;
@@ -135,6 +138,7 @@ impl MetricSources {
             MetricSource::Object { .. } => Some("object"),
             MetricSource::External { .. } => Some("external"),
             MetricSource::Prometheus { .. } => Some("prometheus"),
+            MetricSource::Formula { .. } => Some("formula"),
         };
         let data = match &m.source {
             MetricSource::Resource { .. } | MetricSource::Unknown { .. } => MetricData::None,
@@ -161,8 +165,34 @@ impl MetricSources {
             MetricSource::Prometheus { query, .. } => {
                 prometheus::value(self.prometheus.as_ref(), query, now).await
             }
+            MetricSource::Formula { formula, .. } => {
+                self.read_inputs(&formula.inputs, ns, now, calls).await
+            }
         };
         (source, data)
+    }
+
+    /// A formula's inputs, read concurrently, each as the metric of its kind would be; the
+    /// core evaluates the formula over them (and reports an input that failed).
+    async fn read_inputs(
+        &self,
+        inputs: &[FormulaInput],
+        ns: &str,
+        now: Timestamp,
+        calls: &ApiCall,
+    ) -> MetricData {
+        let read = futures::future::join_all(inputs.iter().map(|input| async {
+            match &input.source {
+                InputSource::External { metric } => {
+                    external::values(&self.client, ns, metric, calls).await
+                }
+                InputSource::Prometheus { query } => {
+                    prometheus::value(self.prometheus.as_ref(), query, now).await
+                }
+            }
+        }))
+        .await;
+        MetricData::Inputs(read)
     }
 }
 

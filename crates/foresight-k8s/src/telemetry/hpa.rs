@@ -198,6 +198,7 @@ pub fn metric_type(source: &MetricSource) -> &str {
         MetricSource::Object { .. } => "Object",
         MetricSource::External { .. } => "External",
         MetricSource::Prometheus { .. } => "Prometheus",
+        MetricSource::Formula { .. } => "Formula",
         MetricSource::Unknown { type_ } => type_,
     }
 }
