@@ -28,25 +28,6 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The sum of every sample of `name` (any labels) in an OpenMetrics text.
-fn total(metrics: &str, name: &str) -> f64 {
-    total_where(metrics, name, &[])
-}
-
-/// The sum of the samples of `name` whose labels contain each of `labels` (e.g.
-/// `verb="patch"`).
-fn total_where(metrics: &str, name: &str, labels: &[&str]) -> f64 {
-    metrics
-        .lines()
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
-                && labels.iter().all(|f| l.contains(f))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
 /// The `q` quantile of histogram `name` between two scrapes, interpolated within its bucket
 /// (`le` upper bounds), as PromQL's `histogram_quantile` does.
 fn quantile(before: &str, after: &str, name: &str, q: f64) -> Option<f64> {
@@ -348,30 +329,4 @@ fn high_water_mib(pid: u32) -> f64 {
             line.split_whitespace().nth(1)?.parse::<f64>().ok()
         })
         .map_or(f64::NAN, |kib| kib / 1024.0)
-}
-
-/// `apiserver_request_total` by verb and resource, from the API server's own `/metrics`.
-async fn apiserver_requests(
-    client: &kube::Client,
-) -> std::collections::HashMap<(String, String), f64> {
-    let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
-    let text = client.request_text(request).await.unwrap_or_default();
-    let mut out = std::collections::HashMap::new();
-    for line in text
-        .lines()
-        .filter(|l| l.starts_with("apiserver_request_total{"))
-    {
-        let label = |k: &str| {
-            line.split(&format!("{k}=\"")[..])
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .unwrap_or("")
-                .to_owned()
-        };
-        let Some(n) = line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()) else {
-            continue;
-        };
-        *out.entry((label("verb"), label("resource"))).or_default() += n;
-    }
-    out
 }
