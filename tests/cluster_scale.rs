@@ -87,7 +87,7 @@ async fn controller_resources_with_many_autoscalers() {
         "--concurrency={}",
         env_u64("FORESIGHT_SCALE_CONCURRENCY", 64)
     );
-    let Some(cluster) = start(
+    let Some(mut cluster) = start(
         "controller_resources_with_many_autoscalers",
         Options::default(),
     )
@@ -233,6 +233,66 @@ async fn controller_resources_with_many_autoscalers() {
         lists.join(", ")
     );
     let controller = restarted;
+    let sync_seconds = 15.0;
+
+    // The API server restarted under load (down 10 s): how soon the syncs resume, and what
+    // the controller and the API server count in the two minutes after it serves again
+    // (its counters start over with it).
+    let before = controller.scrape().await.unwrap_or_default();
+    cluster.control_plane.stop_apiserver();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    cluster.control_plane.start_apiserver().await.unwrap();
+    let client = cluster.client().await.unwrap();
+    let back = Instant::now();
+    let synced = |m: &str| {
+        total(m, "foresight_reconciles_total") - total(&before, "foresight_reconciles_total")
+    };
+    let mut two_periods = f64::NAN;
+    tokio::time::sleep(Duration::from_secs(2 * sync_seconds as u64)).await;
+    if let Ok(m) = controller.scrape().await {
+        two_periods = synced(&m);
+    }
+    tokio::time::sleep(Duration::from_secs(120).saturating_sub(back.elapsed())).await;
+    let after = controller.scrape().await.unwrap_or_default();
+    let api = apiserver_requests(&client).await;
+    let api_controller: f64 = api
+        .iter()
+        .filter(|((_, resource), _)| {
+            [
+                "effectivehorizontalpodautoscalers",
+                "pods",
+                "deployments",
+                "statefulsets",
+                "replicasets",
+                "events",
+                "leases",
+            ]
+            .contains(&resource.as_str())
+        })
+        .map(|(_, n)| n)
+        .sum();
+    let syncs = synced(&after);
+    let requests = total(&after, "foresight_kubernetes_requests_total")
+        - total(&before, "foresight_kubernetes_requests_total");
+    let status_writes = total_where(
+        &after,
+        "foresight_kubernetes_requests_total",
+        &["resource=\"effectivehorizontalpodautoscalers/status\""],
+    ) - total_where(
+        &before,
+        "foresight_kubernetes_requests_total",
+        &["resource=\"effectivehorizontalpodautoscalers/status\""],
+    );
+    eprintln!(
+        "scale: API server restarted (down 10 s): {two_periods:.0} syncs in the two periods after it was ready ({} due), {syncs:.0} in 120 s ({:.0} due); the controller's requests {:.3} per autoscaler per sync ({status_writes:.0} status writes); the API server's for the controller's resources (every client, lists and watches included) {:.3} per autoscaler per sync; RSS {:.0} MiB",
+        2 * autoscalers,
+        autoscalers as f64 * 120.0 / sync_seconds,
+        requests / syncs.max(1.0),
+        api_controller / syncs.max(1.0),
+        controller
+            .pid()
+            .map_or(f64::NAN, |pid| foresight_envtest::process::usage(pid).1),
+    );
 
     // A load step on every target: 3x the load, so 3 pods each.
     let step = Instant::now();
