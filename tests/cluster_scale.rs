@@ -1,8 +1,9 @@
 //! A measurement, not a check (ignored by default): the controller's RSS and CPU with many
 //! autoscalers on the real control plane, the API requests it sends per autoscaler per sync,
 //! how late syncs start (p50/p99 of `foresight_sync_lateness_seconds`, read from its own
-//! `/metrics`), and how long every target takes to follow a load step. Run it with the release
-//! build:
+//! `/metrics`), what a restart of the controller and one of the API server (down 10 s) cost in
+//! syncs and requests, and how long every target takes to follow a load step. Run it with the
+//! release build:
 //!
 //! ```sh
 //! cargo test --release --test cluster_scale -- --ignored --nocapture
