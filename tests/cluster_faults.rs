@@ -183,7 +183,7 @@ async fn faults_show_in_status_and_recover_within_bounds() {
         &standby,
     );
     report.push(format!(
-        "leader killed: the standby rescaled 2 → 6 after {:.1}s (lease 4s + grace 5s + a sync)",
+        "leader killed: the standby rescaled 2 → 6 after {:.1}s (a lease of 4 s, then a sync)",
         killed.elapsed().as_secs_f64()
     ));
 
@@ -263,4 +263,581 @@ fn run_controller_unready(
         extra,
     )
     .expect("the controller starts")
+}
+
+/// Autoscalers in the bad-day test (`FORESIGHT_FAULTS_AUTOSCALERS` overrides).
+const FLEET: u64 = 100;
+/// Autoscalers per namespace.
+const PER_NAMESPACE: u64 = 50;
+/// The controller's sync period in the bad-day test.
+const FLEET_SYNC: Duration = Duration::from_secs(3);
+/// How long the controller shares a namespace's PodMetrics list in the bad-day test.
+const METRICS_MAX_AGE: Duration = Duration::from_secs(1);
+/// How long the request rate is counted after each recovery (and in the steady state).
+const WINDOW: Duration = Duration::from_secs(30);
+
+/// An autoscaler in Preview: it records the replicas it wants in status and scales nothing,
+/// so each load level shows in every status without 100 pods to start. Its scale-up policy
+/// lets each level through at once (the default allows at most 4 pods more than the one
+/// it has).
+fn fleet_ehpa(name: &str) -> String {
+    format!(
+        "metadata: {{name: {name}}}\nspec: {{scaleStrategy: Preview, scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}, minReplicas: 1, maxReplicas: 20, behavior: {{scaleUp: {{policies: [{{type: Pods, value: 100, periodSeconds: 15}}]}}}}, metrics: [{{type: Resource, resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 50}}}}}}]}}"
+    )
+}
+
+/// Many autoscalers through the faults a platform team meets, one after another: the API
+/// server slowed by 500 ms a call, restarted under load, a partition across a restart that
+/// leaves every watch expired (410 Gone), and the leader killed with a standby. After each:
+/// nothing in status is lost, every autoscaler acts on a new load within two sync periods of
+/// recovery, and the API server sees no more than twice the steady state's requests per
+/// autoscaler per sync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_autoscalers_come_through_a_bad_day() {
+    let fleet = std::env::var("FORESIGHT_FAULTS_AUTOSCALERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(FLEET);
+    let Some(mut cluster) = start(
+        "many_autoscalers_come_through_a_bad_day",
+        Options::default(),
+    )
+    .await
+    else {
+        return;
+    };
+    let client = cluster.client().await.unwrap();
+    scale_write_survives_a_concurrent_update(&client).await;
+
+    install_crd(&client).await.unwrap();
+    install_rbac(&client).await.unwrap();
+    let proxy = foresight_envtest::proxy::Proxy::start(cluster.control_plane.apiserver_port())
+        .await
+        .unwrap();
+    let token = workload::token(&client, "foresight-system", "foresight-controller")
+        .await
+        .unwrap();
+    let kubeconfig = cluster.control_plane.dir().join("via-proxy.kubeconfig");
+    cluster
+        .control_plane
+        .write_kubeconfig_via(&kubeconfig, &proxy.url(), &token, "foresight-system")
+        .unwrap();
+    let direct = cluster.control_plane.dir().join("direct.kubeconfig");
+    cluster
+        .control_plane
+        .write_kubeconfig(&direct, &token, "foresight-system")
+        .unwrap();
+    let mut fleet_state = Fleet::create(&cluster, &client, fleet).await;
+
+    let sync = format!("--sync-period={}s", FLEET_SYNC.as_secs());
+    let args = |identity: &'static str| {
+        vec![
+            sync.clone(),
+            "--lease-duration=4s".to_owned(),
+            format!("--identity={identity}"),
+            // No refresh of readings inside the test: each window then holds the same writes.
+            "--status-refresh-interval=30m".to_owned(),
+            // A namespace's pod metrics are shared for at most this long (below the period).
+            format!("--metrics-max-age={}s", METRICS_MAX_AGE.as_secs()),
+            // kube's watcher tells of a 410 Gone at debug level only.
+            "--log-level=info,kube_runtime::watcher=debug".to_owned(),
+        ]
+    };
+    let first_args = args("first");
+    let first_args: Vec<&str> = first_args.iter().map(String::as_str).collect();
+    let mut leader = run_controller(&cluster, &kubeconfig, "fleet-first", &first_args)
+        .await
+        .expect("the controller runs");
+    with_log(
+        fleet_state
+            .caught_up(&client, Instant::now(), Duration::from_secs(120))
+            .await,
+        &leader,
+    );
+
+    // The steady state: a new load, and the requests of the window that follows.
+    let steady = with_log(fleet_state.window(&cluster, &client, None).await, &leader);
+    let mut report = vec![format!("{fleet} autoscalers, steady state: {steady}")];
+
+    // (c) Every call between the controller and the API server 500 ms slower for 20 s.
+    let before = fleet_state.snapshot(&client).await;
+    let from = apiserver_requests(&client).await;
+    proxy.set_delay(Duration::from_millis(500));
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    proxy.set_delay(Duration::ZERO);
+    let slow = with_log(
+        fleet_state.window(&cluster, &client, Some(from)).await,
+        &leader,
+    );
+    fleet_state.nothing_lost(&client, &before).await;
+    report.push(format!("API server 500 ms slower for 20 s: {slow}"));
+    with_log(slow.no_storm(&steady, "the slowed API server"), &leader);
+
+    // (a) The API server restarted under load (down 10 s).
+    let before = fleet_state.snapshot(&client).await;
+    cluster.control_plane.stop_apiserver();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    cluster.control_plane.start_apiserver().await.unwrap();
+    let client = cluster.client().await.unwrap();
+    serves_the_controller(&direct).await;
+    let restart = with_log(fleet_state.window(&cluster, &client, None).await, &leader);
+    fleet_state.nothing_lost(&client, &before).await;
+    report.push(format!("API server restarted: {restart}"));
+    with_log(
+        restart.no_storm(&steady, "the API server's restart"),
+        &leader,
+    );
+
+    // (d) A partition across a restart: every watch resumes from a resourceVersion the new
+    //     server's watch cache does not hold, and is answered 410 Gone.
+    let before = fleet_state.snapshot(&client).await;
+    let gone_before = leader.log().matches("code: 410").count();
+    proxy.set_cut(true);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    cluster.control_plane.stop_apiserver();
+    cluster.control_plane.start_apiserver().await.unwrap();
+    let client = cluster.client().await.unwrap();
+    serves_the_controller(&direct).await;
+    // Writes the controller does not see while cut off move the store past its watches.
+    for i in 0..fleet.min(10) {
+        let (ns, name) = Fleet::name(i);
+        patch_spec(&client, &ns, &name, json!({"maxReplicas": 11}))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    proxy.set_cut(false);
+    let expired = with_log(fleet_state.window(&cluster, &client, None).await, &leader);
+    let gone = leader.log().matches("code: 410").count() - gone_before;
+    assert!(
+        gone > 0,
+        "no watch was answered 410 Gone after the partition; the scenario did not happen:\n{}",
+        foresight_envtest::cluster::tail(&leader.log(), 40)
+    );
+    fleet_state.nothing_lost(&client, &before).await;
+    report.push(format!(
+        "partitioned across a restart, {gone} watches answered 410 Gone: {expired}"
+    ));
+    with_log(expired.no_storm(&steady, "the expired watches"), &leader);
+
+    // (b) The leader killed, a standby waiting.
+    let second_args = args("second");
+    let second_args: Vec<&str> = second_args.iter().map(String::as_str).collect();
+    let standby = run_controller(&cluster, &kubeconfig, "fleet-second", &second_args)
+        .await
+        .expect("the standby runs");
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(
+        standby.log().contains("standing by"),
+        "the second replica should stand by:\n{}",
+        standby.log()
+    );
+    let before = fleet_state.snapshot(&client).await;
+    let from = apiserver_requests(&client).await;
+    leader.kill();
+    let killed = Instant::now();
+    with_log(
+        foresight_envtest::eventually("the standby leads", Duration::from_secs(30), || {
+            let s = &standby;
+            async move {
+                let m = s.scrape().await?;
+                Ok((total(&m, "foresight_leader") >= 1.0).then_some(()))
+            }
+        })
+        .await,
+        &standby,
+    );
+    let took_over = killed.elapsed();
+    let failover = with_log(
+        fleet_state.window(&cluster, &client, Some(from)).await,
+        &standby,
+    );
+    fleet_state.nothing_lost(&client, &before).await;
+    report.push(format!(
+        "leader killed, the standby led after {:.1} s: {failover}",
+        took_over.as_secs_f64()
+    ));
+    with_log(failover.no_storm(&steady, "the failover"), &standby);
+    drop(proxy);
+    for line in report {
+        eprintln!("bad day: {line}");
+    }
+}
+
+/// Waits until the API server answers the controller's own identity again, autoscalers and
+/// pod metrics both: after a restart it answers 403 for a few seconds past `/readyz` (its RBAC
+/// caches fill) and 503 for the aggregated metrics API. That is when the controller can
+/// recover, and the two sync periods are counted from there.
+async fn serves_the_controller(kubeconfig: &std::path::Path) {
+    let client = foresight_envtest::cluster::client_from(kubeconfig)
+        .await
+        .unwrap();
+    let (ns, _) = Fleet::name(0);
+    foresight_envtest::eventually(
+        "the API server serves the controller",
+        Duration::from_secs(60),
+        || {
+            let (client, ns) = (client.clone(), ns.clone());
+            async move {
+                ehpas(&client, &ns)
+                    .list(&kube::api::ListParams::default().limit(1))
+                    .await?;
+                let metrics = format!("/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods");
+                client
+                    .request_text(http::Request::get(metrics).body(Vec::new())?)
+                    .await?;
+                Ok(Some(()))
+            }
+        },
+    )
+    .await
+    .unwrap();
+}
+
+/// The autoscalers of the bad-day test and the load level they are at (level k: each target's
+/// one pod at 50·k % of its request, so each wants k replicas).
+struct Fleet {
+    size: u64,
+    level: i32,
+}
+
+/// The resources the controller may touch (deploy/rbac.yaml): the requests counted. The API
+/// server's own (a restarted one checks every bootstrap role, about 130 requests) and the
+/// health checks are left out; kube-controller-manager's requests for pods and workloads
+/// are in, in the steady state as after a fault.
+const CONTROLLER_RESOURCES: &[&str] = &[
+    "effectivehorizontalpodautoscalers",
+    "pods",
+    "deployments",
+    "statefulsets",
+    "replicasets",
+    "events",
+    "leases",
+];
+
+/// What a window after a recovery (or in the steady state) saw.
+struct Window {
+    /// Requests the API server served in it for [`CONTROLLER_RESOURCES`] (every client), per
+    /// autoscaler per sync period.
+    per_autoscaler_per_sync: f64,
+    requests: f64,
+    status_writes: f64,
+    /// The five resources asked most.
+    busiest: String,
+    /// From the new load (set at recovery) until the last autoscaler's status showed it.
+    slowest: Duration,
+}
+
+impl std::fmt::Display for Window {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "every autoscaler at the new load {:.1} s after recovery; {:.0} API requests in {} s ({:.0} status writes; {}), {:.3} per autoscaler per sync",
+            self.slowest.as_secs_f64(),
+            self.requests,
+            WINDOW.as_secs(),
+            self.status_writes,
+            self.busiest,
+            self.per_autoscaler_per_sync
+        )
+    }
+}
+
+impl Window {
+    /// No request storm: at most twice the steady state's requests per autoscaler per sync.
+    fn no_storm(&self, steady: &Window, after: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.per_autoscaler_per_sync <= 2.0 * steady.per_autoscaler_per_sync,
+            "a request storm after {after}: {self} against {steady} in the steady state"
+        );
+        Ok(())
+    }
+}
+
+type Requests = std::collections::HashMap<(String, String), f64>;
+
+impl Fleet {
+    fn name(i: u64) -> (String, String) {
+        (format!("fleet-{}", i / PER_NAMESPACE), format!("app-{i}"))
+    }
+
+    /// Namespaces, Deployments (one 100m pod each) and autoscalers, at level 1.
+    async fn create(cluster: &foresight_envtest::Cluster, client: &Client, size: u64) -> Fleet {
+        use futures::StreamExt as _;
+        for n in 0..size.div_ceil(PER_NAMESPACE) {
+            workload::namespace(client, &Fleet::name(n * PER_NAMESPACE).0)
+                .await
+                .unwrap();
+        }
+        futures::stream::iter(0..size)
+            .for_each_concurrent(8, |i| {
+                let (ns, name) = Fleet::name(i);
+                cluster.metrics().set_cpu(&ns, &name, Load::Total(50.0));
+                async move {
+                    workload::deployment(client, &ns, &name, 1, 100)
+                        .await
+                        .unwrap();
+                    apply_ehpa(client, &ns, &fleet_ehpa(&name)).await.unwrap();
+                }
+            })
+            .await;
+        Fleet { size, level: 1 }
+    }
+
+    /// Every autoscaler's status.
+    async fn snapshot(&self, client: &Client) -> Vec<(String, serde_json::Value)> {
+        let api: kube::Api<kube::core::DynamicObject> =
+            kube::Api::all_with(client.clone(), &ehpa_resource());
+        let list = api
+            .list(&kube::api::ListParams::default())
+            .await
+            .expect("listing the autoscalers");
+        list.items
+            .into_iter()
+            .filter(|o| {
+                o.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("app-"))
+            })
+            .map(|o| {
+                (
+                    format!(
+                        "{}/{}",
+                        o.metadata.namespace.unwrap_or_default(),
+                        o.metadata.name.unwrap_or_default()
+                    ),
+                    o.data.get("status").cloned().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    /// Waits until every status wants `self.level` replicas; the longest time from `since` to
+    /// the decision that said so (`lastDecision.time`).
+    async fn caught_up(
+        &self,
+        client: &Client,
+        since: Instant,
+        timeout: Duration,
+    ) -> anyhow::Result<Duration> {
+        let since_wall = jiff::Timestamp::now() - since.elapsed();
+        let level = self.level;
+        let size = self.size as usize;
+        foresight_envtest::eventually(
+            &format!("every autoscaler wants {level} replicas"),
+            timeout,
+            || async move {
+                let all = self.snapshot(client).await;
+                let behind: Vec<&str> = all
+                    .iter()
+                    .filter(|(_, s)| s["desiredReplicas"].as_i64() != Some(i64::from(level)))
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                anyhow::ensure!(
+                    all.len() == size && behind.is_empty(),
+                    "{} of {} behind, e.g. {:?}",
+                    behind.len() + size.saturating_sub(all.len()),
+                    size,
+                    &behind[..behind.len().min(5)]
+                );
+                let slowest = all
+                    .iter()
+                    .filter_map(|(_, s)| s["lastDecision"]["time"].as_str()?.parse().ok())
+                    .map(|t: jiff::Timestamp| t.duration_since(since_wall))
+                    .max()
+                    .unwrap_or_default();
+                Ok(Some(Duration::try_from(slowest).unwrap_or_default()))
+            },
+        )
+        .await
+    }
+
+    /// Raises the load a level now (at recovery), requires every status to follow within two
+    /// sync periods, and counts the API server's requests from `from` (`None`: from now)
+    /// until `WINDOW` has passed.
+    async fn window(
+        &mut self,
+        cluster: &foresight_envtest::Cluster,
+        client: &Client,
+        from: Option<Requests>,
+    ) -> anyhow::Result<Window> {
+        let started = Instant::now();
+        let from = match from {
+            Some(f) => f,
+            None => apiserver_requests(client).await,
+        };
+        self.level += 1;
+        for i in 0..self.size {
+            let (ns, name) = Fleet::name(i);
+            cluster
+                .metrics()
+                .set_cpu(&ns, &name, Load::Total(50.0 * f64::from(self.level)));
+        }
+        // Two sync periods, the age of a shared metrics list, and a second to list them all.
+        let slowest = self
+            .caught_up(
+                client,
+                started,
+                2 * FLEET_SYNC + METRICS_MAX_AGE + Duration::from_secs(1),
+            )
+            .await?;
+        tokio::time::sleep(WINDOW.saturating_sub(started.elapsed())).await;
+        let to = apiserver_requests(client).await;
+        let delta = |keep: &dyn Fn(&str, &str) -> bool| -> f64 {
+            to.iter()
+                .filter(|((verb, resource), _)| {
+                    CONTROLLER_RESOURCES.contains(&resource.as_str()) && keep(verb, resource)
+                })
+                .map(|(k, n)| n - from.get(k).unwrap_or(&0.0))
+                .sum()
+        };
+        let requests = delta(&|_, _| true);
+        // Status is written by server-side apply, which the API server counts as APPLY.
+        let status_writes = delta(&|verb, resource| {
+            verb == "APPLY" && resource == "effectivehorizontalpodautoscalers"
+        });
+        let mut by_resource: Vec<(String, f64)> = to
+            .iter()
+            .filter(|((_, resource), _)| CONTROLLER_RESOURCES.contains(&resource.as_str()))
+            .map(|(k, n)| (format!("{} {}", k.0, k.1), n - from.get(k).unwrap_or(&0.0)))
+            .filter(|(_, n)| *n > 0.0)
+            .collect();
+        by_resource.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let busiest = by_resource
+            .iter()
+            .take(5)
+            .map(|(k, n)| format!("{k} {n:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let syncs = self.size as f64 * started.elapsed().as_secs_f64() / FLEET_SYNC.as_secs_f64();
+        Ok(Window {
+            per_autoscaler_per_sync: requests / syncs,
+            requests,
+            status_writes,
+            busiest,
+            slowest,
+        })
+    }
+
+    /// Nothing lost from any status: every condition is still there, the spec generation
+    /// seen and the last scale time did not go back, and every recommendation still inside
+    /// the window Kubernetes keeps them (5 minutes) is still in the history.
+    async fn nothing_lost(&self, client: &Client, before: &[(String, serde_json::Value)]) {
+        let after: std::collections::HashMap<String, serde_json::Value> =
+            self.snapshot(client).await.into_iter().collect();
+        let kept_since = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(290);
+        for (name, was) in before {
+            let now = after
+                .get(name)
+                .unwrap_or_else(|| panic!("{name} is gone after the fault"));
+            let types = |s: &serde_json::Value| -> Vec<String> {
+                s["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["type"].as_str().map(str::to_owned))
+                    .collect()
+            };
+            let (was_types, now_types) = (types(was), types(now));
+            for t in &was_types {
+                assert!(
+                    now_types.contains(t),
+                    "{name} lost its {t} condition: {was_types:?} before, {now_types:?} after"
+                );
+            }
+            assert!(
+                now["observedGeneration"].as_i64() >= was["observedGeneration"].as_i64(),
+                "{name}'s observedGeneration went back: {} → {}",
+                was["observedGeneration"],
+                now["observedGeneration"]
+            );
+            assert!(
+                now["lastScaleTime"].as_str() >= was["lastScaleTime"].as_str(),
+                "{name}'s lastScaleTime went back"
+            );
+            let recommendations = |s: &serde_json::Value| -> Vec<serde_json::Value> {
+                s["history"]["recommendations"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            // Status keeps each value's latest recommendation: a value recommended again
+            // carries a later time.
+            let at = |r: &serde_json::Value| {
+                r["timestamp"]
+                    .as_str()
+                    .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            };
+            let kept = recommendations(now);
+            for r in recommendations(was) {
+                let recent = at(&r).is_some_and(|t| t > kept_since);
+                let still = kept
+                    .iter()
+                    .any(|k| k["replicas"] == r["replicas"] && at(k) >= at(&r));
+                assert!(
+                    !recent || still,
+                    "{name} lost the recommendation {r} from its history: {kept:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A scale write after someone else changed the Deployment between the controller's read and
+/// its write. Kubernetes 1.34+ retries its scale update on 409 Conflict, re-reading the scale;
+/// Foresight's write is a merge patch of `spec.replicas` without a resourceVersion, which the
+/// API server applies to the current object: no conflict to retry, and nothing of the other
+/// writer's change is lost.
+async fn scale_write_survives_a_concurrent_update(client: &Client) {
+    use foresight_k8s::target::{ScaleClient, WorkloadCache};
+    use k8s_openapi::api::apps::v1::Deployment;
+    let ns = "conflict";
+    workload::namespace(client, ns).await.unwrap();
+    workload::deployment(client, ns, "web", 1, 100)
+        .await
+        .unwrap();
+    let target = foresight_api::hpa::CrossVersionObjectReference {
+        api_version: Some("apps/v1".into()),
+        kind: "Deployment".into(),
+        name: "web".into(),
+    };
+    let scales = ScaleClient::new(client.clone(), std::sync::Arc::new(WorkloadCache::new(&[])));
+    let calls = foresight_k8s::telemetry::ApiCall::default();
+    let read = scales.read(ns, &target, &calls).await.unwrap();
+    assert_eq!(read.spec_replicas, 1);
+    let deployments: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), ns);
+    let scale_read = deployments.get_scale("web").await.unwrap();
+    // Another writer between the read and the write.
+    deployments
+        .patch(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"annotations": {"bumped": "yes"}}})),
+        )
+        .await
+        .unwrap();
+    // An update carrying what was read is now a conflict, as the HPA's would be ...
+    let mut stale = scale_read.clone();
+    stale.spec = Some(k8s_openapi::api::autoscaling::v1::ScaleSpec { replicas: Some(2) });
+    let conflict = deployments
+        .replace_scale("web", &kube::api::PostParams::default(), &stale)
+        .await;
+    assert!(
+        matches!(&conflict, Err(kube::Error::Api(s)) if s.code == 409),
+        "an update with the resourceVersion read before the change should conflict: {conflict:?}"
+    );
+    // ... and Foresight's write goes through, keeping the other writer's change.
+    scales.write(ns, &target, 2, &calls).await.unwrap();
+    let now = deployments.get("web").await.unwrap();
+    assert_eq!(now.spec.and_then(|s| s.replicas), Some(2));
+    assert_eq!(
+        now.metadata
+            .annotations
+            .unwrap_or_default()
+            .get("bumped")
+            .map(String::as_str),
+        Some("yes"),
+        "the other writer's change was lost"
+    );
 }

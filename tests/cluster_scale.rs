@@ -1,8 +1,9 @@
 //! A measurement, not a check (ignored by default): the controller's RSS and CPU with many
 //! autoscalers on the real control plane, the API requests it sends per autoscaler per sync,
 //! how late syncs start (p50/p99 of `foresight_sync_lateness_seconds`, read from its own
-//! `/metrics`), and how long every target takes to follow a load step. Run it with the release
-//! build:
+//! `/metrics`), what a restart of the controller and one of the API server (down 10 s) cost in
+//! syncs and requests, and how long every target takes to follow a load step. Run it with the
+//! release build:
 //!
 //! ```sh
 //! cargo test --release --test cluster_scale -- --ignored --nocapture
@@ -26,25 +27,6 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// The sum of every sample of `name` (any labels) in an OpenMetrics text.
-fn total(metrics: &str, name: &str) -> f64 {
-    total_where(metrics, name, &[])
-}
-
-/// The sum of the samples of `name` whose labels contain each of `labels` (e.g.
-/// `verb="patch"`).
-fn total_where(metrics: &str, name: &str, labels: &[&str]) -> f64 {
-    metrics
-        .lines()
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
-                && labels.iter().all(|f| l.contains(f))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 /// The `q` quantile of histogram `name` between two scrapes, interpolated within its bucket
@@ -106,7 +88,7 @@ async fn controller_resources_with_many_autoscalers() {
         "--concurrency={}",
         env_u64("FORESIGHT_SCALE_CONCURRENCY", 64)
     );
-    let Some(cluster) = start(
+    let Some(mut cluster) = start(
         "controller_resources_with_many_autoscalers",
         Options::default(),
     )
@@ -252,6 +234,66 @@ async fn controller_resources_with_many_autoscalers() {
         lists.join(", ")
     );
     let controller = restarted;
+    let sync_seconds = 15.0;
+
+    // The API server restarted under load (down 10 s): how soon the syncs resume, and what
+    // the controller and the API server count in the two minutes after it serves again
+    // (its counters start over with it).
+    let before = controller.scrape().await.unwrap_or_default();
+    cluster.control_plane.stop_apiserver();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    cluster.control_plane.start_apiserver().await.unwrap();
+    let client = cluster.client().await.unwrap();
+    let back = Instant::now();
+    let synced = |m: &str| {
+        total(m, "foresight_reconciles_total") - total(&before, "foresight_reconciles_total")
+    };
+    let mut two_periods = f64::NAN;
+    tokio::time::sleep(Duration::from_secs(2 * sync_seconds as u64)).await;
+    if let Ok(m) = controller.scrape().await {
+        two_periods = synced(&m);
+    }
+    tokio::time::sleep(Duration::from_secs(120).saturating_sub(back.elapsed())).await;
+    let after = controller.scrape().await.unwrap_or_default();
+    let api = apiserver_requests(&client).await;
+    let api_controller: f64 = api
+        .iter()
+        .filter(|((_, resource), _)| {
+            [
+                "effectivehorizontalpodautoscalers",
+                "pods",
+                "deployments",
+                "statefulsets",
+                "replicasets",
+                "events",
+                "leases",
+            ]
+            .contains(&resource.as_str())
+        })
+        .map(|(_, n)| n)
+        .sum();
+    let syncs = synced(&after);
+    let requests = total(&after, "foresight_kubernetes_requests_total")
+        - total(&before, "foresight_kubernetes_requests_total");
+    let status_writes = total_where(
+        &after,
+        "foresight_kubernetes_requests_total",
+        &["resource=\"effectivehorizontalpodautoscalers/status\""],
+    ) - total_where(
+        &before,
+        "foresight_kubernetes_requests_total",
+        &["resource=\"effectivehorizontalpodautoscalers/status\""],
+    );
+    eprintln!(
+        "scale: API server restarted (down 10 s): {two_periods:.0} syncs in the two periods after it was ready ({} due), {syncs:.0} in 120 s ({:.0} due); the controller's requests {:.3} per autoscaler per sync ({status_writes:.0} status writes); the API server's for the controller's resources (every client, lists and watches included) {:.3} per autoscaler per sync; RSS {:.0} MiB",
+        2 * autoscalers,
+        autoscalers as f64 * 120.0 / sync_seconds,
+        requests / syncs.max(1.0),
+        api_controller / syncs.max(1.0),
+        controller
+            .pid()
+            .map_or(f64::NAN, |pid| foresight_envtest::process::usage(pid).1),
+    );
 
     // A load step on every target: 3x the load, so 3 pods each.
     let step = Instant::now();
@@ -348,30 +390,4 @@ fn high_water_mib(pid: u32) -> f64 {
             line.split_whitespace().nth(1)?.parse::<f64>().ok()
         })
         .map_or(f64::NAN, |kib| kib / 1024.0)
-}
-
-/// `apiserver_request_total` by verb and resource, from the API server's own `/metrics`.
-async fn apiserver_requests(
-    client: &kube::Client,
-) -> std::collections::HashMap<(String, String), f64> {
-    let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
-    let text = client.request_text(request).await.unwrap_or_default();
-    let mut out = std::collections::HashMap::new();
-    for line in text
-        .lines()
-        .filter(|l| l.starts_with("apiserver_request_total{"))
-    {
-        let label = |k: &str| {
-            line.split(&format!("{k}=\"")[..])
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .unwrap_or("")
-                .to_owned()
-        };
-        let Some(n) = line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()) else {
-            continue;
-        };
-        *out.entry((label("verb"), label("resource"))).or_default() += n;
-    }
-    out
 }

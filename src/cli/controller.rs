@@ -236,8 +236,7 @@ impl ControllerArgs {
                     .clone()
                     .unwrap_or_else(|| default_namespace.to_owned()),
                 identity: identity.clone(),
-                lease_duration: self.lease_duration.max(Duration::from_secs(1)),
-                grace: Duration::from_secs(5),
+                lease_duration: self.lease_duration,
             }),
             metrics_address: Some(self.metrics_address),
             cached_workloads: cached,

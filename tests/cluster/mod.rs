@@ -300,3 +300,48 @@ pub fn with_log<T>(result: anyhow::Result<T>, controller: &ForesightController) 
         ),
     }
 }
+
+/// The sum of every sample of `name` (any labels) in an OpenMetrics text.
+pub fn total(metrics: &str, name: &str) -> f64 {
+    total_where(metrics, name, &[])
+}
+
+/// The sum of the samples of `name` whose labels contain each of `labels` (e.g.
+/// `verb="patch"`).
+pub fn total_where(metrics: &str, name: &str, labels: &[&str]) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+                && labels.iter().all(|f| l.contains(f))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// `apiserver_request_total` by verb and resource, from the API server's own `/metrics`.
+pub async fn apiserver_requests(
+    client: &kube::Client,
+) -> std::collections::HashMap<(String, String), f64> {
+    let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
+    let text = client.request_text(request).await.unwrap_or_default();
+    let mut out = std::collections::HashMap::new();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("apiserver_request_total{"))
+    {
+        let label = |k: &str| {
+            line.split(&format!("{k}=\"")[..])
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or("")
+                .to_owned()
+        };
+        let Some(n) = line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()) else {
+            continue;
+        };
+        *out.entry((label("verb"), label("resource"))).or_default() += n;
+    }
+    out
+}

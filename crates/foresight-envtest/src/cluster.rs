@@ -91,6 +91,11 @@ impl ControlPlane {
         self.dir.path()
     }
 
+    /// The API server's port.
+    pub fn apiserver_port(&self) -> u16 {
+        self.apiserver_port
+    }
+
     /// The API server's URL.
     pub fn url(&self) -> String {
         format!("https://127.0.0.1:{}", self.apiserver_port)
@@ -113,11 +118,23 @@ impl ControlPlane {
         token: &str,
         namespace: &str,
     ) -> anyhow::Result<()> {
+        self.write_kubeconfig_via(path, &self.url(), token, namespace)
+    }
+
+    /// Writes a kubeconfig that authenticates with `token` and reaches the API server at
+    /// `server` (a [`crate::proxy::Proxy`] in front of it; the certificate names 127.0.0.1).
+    pub fn write_kubeconfig_via(
+        &self,
+        path: &Path,
+        server: &str,
+        token: &str,
+        namespace: &str,
+    ) -> anyhow::Result<()> {
         let config = serde_json::json!({
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "envtest", "cluster": {
-                "server": self.url(),
+                "server": server,
                 "certificate-authority": self.pki.ca.cert,
             }}],
             "users": [{"name": "user", "user": {"token": token}}],

@@ -21,6 +21,7 @@ pub mod node;
 pub mod pki;
 pub mod process;
 pub mod prometheus;
+pub mod proxy;
 pub mod workload;
 
 use std::future::Future;

@@ -19,8 +19,19 @@ pub struct LeaderOptions {
     pub identity: String,
     /// How long a lease holds without renewal.
     pub lease_duration: Duration,
-    /// Extra time a follower waits past expiry, against clock skew.
-    pub grace: Duration,
+}
+
+/// The shortest lease: a holder renews a whole second before expiry, and kube-lease-manager
+/// needs that margin to be shorter than the lease.
+const MIN_LEASE_SECONDS: u64 = 2;
+
+/// How long before its lease expires the holder renews it (kube-lease-manager's `grace`): a
+/// third of the lease, as client-go's defaults (15 s lease, renewed every 5 s or so) do, at
+/// least a second and always less than the lease. A margin as long as the lease would make
+/// the holder renew without pause, a GET and an update of the Lease many times a second.
+fn renewal_margin(lease_seconds: u64) -> u64 {
+    let lease = lease_seconds.max(MIN_LEASE_SECONDS);
+    (lease / 3).clamp(1, lease - 1)
 }
 
 /// Why leader election could not start.
@@ -44,8 +55,8 @@ pub async fn elect(
     let manager = LeaseManagerBuilder::new(client, &opts.lease_name)
         .with_namespace(&opts.lease_namespace)
         .with_identity(&opts.identity)
-        .with_duration(opts.lease_duration.as_secs().max(1))
-        .with_grace(opts.grace.as_secs())
+        .with_duration(opts.lease_duration.as_secs().max(MIN_LEASE_SECONDS))
+        .with_grace(renewal_margin(opts.lease_duration.as_secs()))
         .build()
         .await
         .map_err(|source| LeaderError {
@@ -60,4 +71,27 @@ pub async fn elect(
 /// A channel that always says "leader", for a single replica without election.
 pub fn always_leader() -> (watch::Sender<bool>, watch::Receiver<bool>) {
     watch::channel(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_holder_renews_before_expiry_and_not_without_pause() {
+        assert_eq!(renewal_margin(15), 5);
+        assert_eq!(renewal_margin(60), 20);
+        // Short leases (tests, impatient failover) still leave a pause between renewals.
+        assert_eq!(renewal_margin(4), 1);
+        assert_eq!(renewal_margin(2), 1);
+        assert_eq!(renewal_margin(1), 1);
+        assert_eq!(renewal_margin(0), 1);
+        for lease in 0..100 {
+            let margin = renewal_margin(lease);
+            assert!(
+                margin >= 1 && margin < lease.max(MIN_LEASE_SECONDS),
+                "{lease}"
+            );
+        }
+    }
 }

@@ -88,6 +88,8 @@ pub struct Memory {
     pub history: ScalingHistory,
     /// When status was last written by this controller.
     pub last_write: Option<Timestamp>,
+    /// What that write left on the object (see [`status::cache_behind`]).
+    pub written: Option<status::Written>,
     /// The previous sync's events, for deduplication.
     pub last_events: Vec<Event>,
     /// The spec compiled at the generation it was compiled for: a spec changes only with
@@ -106,6 +108,7 @@ impl Memory {
                 .map(|h| history::restore(h, now))
                 .unwrap_or_default(),
             last_write: status::written_at(prior),
+            written: None,
             last_events: Vec::new(),
             compiled: None,
         }
@@ -416,14 +419,16 @@ async fn sync(
     ctx.telemetry.autoscalers.record(&autoscaler, &new_status);
     memory.history = reconciled.history;
 
-    if status::should_write(
-        prior,
+    if status::should_write_over(
+        obj,
+        memory.written,
         &new_status,
         memory.last_write,
         now,
         ctx.settings.status_refresh,
     ) {
-        status::write(&api, &key.name, &new_status, &calls).await?;
+        let version = status::write(&api, &key.name, &new_status, &calls).await?;
+        memory.written = status::written(version, &new_status);
         memory.last_write = Some(now);
     }
     ctx.reconcile_errors.clear(key);
@@ -751,8 +756,15 @@ async fn report_invalid_spec(
             &calls,
         )
         .await;
-    if status::relevant_change(&prior, &new_status) {
-        status::write(api, &obj.name_any(), &new_status, &calls).await?;
+    let changed = match memory.written {
+        Some(w) if status::cache_behind(obj, memory.written) => {
+            w.fingerprint != status::fingerprint(&new_status)
+        }
+        _ => status::relevant_change(&prior, &new_status),
+    };
+    if changed {
+        let version = status::write(api, &obj.name_any(), &new_status, &calls).await?;
+        memory.written = status::written(version, &new_status);
         memory.last_write = Some(now);
     }
     Ok(())

@@ -139,7 +139,7 @@ pub async fn write(
     name: &str,
     status: &EffectiveHorizontalPodAutoscalerStatus,
     calls: &ApiCall,
-) -> Result<(), StatusError> {
+) -> Result<Option<u64>, StatusError> {
     let failed = |source| StatusError::Write {
         name: name.to_owned(),
         source,
@@ -154,15 +154,112 @@ pub async fn write(
         )
         .await
         .map_err(failed)?;
+    let mut version = resource_version(&stored);
     let stored = serde_json::to_value(stored.status).unwrap_or(Value::Null);
     if let Some(clear) = leftovers(&stored, &body["status"]) {
         calls.record(Call::PatchStatus);
         let patch = json!({ "status": clear });
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        let cleared = api
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(failed)?;
+        version = resource_version(&cleared);
     }
-    Ok(())
+    Ok(version)
+}
+
+/// An object's resourceVersion as a number. Kubernetes' resource versions are etcd revisions,
+/// comparable as integers (KEP-5504 made that a promise; the HPA of 1.37 compares them to tell
+/// a stale informer); `None` for anything else, which then is never judged stale.
+pub fn resource_version(obj: &EffectiveHorizontalPodAutoscaler) -> Option<u64> {
+    obj.metadata.resource_version.as_deref()?.parse().ok()
+}
+
+/// What this controller last wrote to an autoscaler's status: the resourceVersion the write
+/// gave the object and a [`fingerprint`] of the status (two numbers, not the status itself:
+/// at 10,000 autoscalers a copy of each would cost tens of MiB).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// The object's resourceVersion after the write.
+    pub version: u64,
+    /// The decision-relevant part of what was written.
+    pub fingerprint: u64,
+}
+
+/// What a write that left the object at `version` wrote (`None` when the version is unknown:
+/// the cache is then always believed).
+pub fn written(
+    version: Option<u64>,
+    status: &EffectiveHorizontalPodAutoscalerStatus,
+) -> Option<Written> {
+    version.map(|version| Written {
+        version,
+        fingerprint: fingerprint(status),
+    })
+}
+
+/// Whether the cached object predates this controller's own last status write: its status is
+/// then older than what the controller knows it wrote (the watch is behind, as it is for
+/// several seconds after an API server restart). Comparing a new status with it would find
+/// changes that are already written and write them again, every sync, for every autoscaler
+/// at once, until the watch catches up.
+pub fn cache_behind(cached: &EffectiveHorizontalPodAutoscaler, written: Option<Written>) -> bool {
+    match (resource_version(cached), written) {
+        (Some(cached), Some(written)) => cached < written.version,
+        _ => false,
+    }
+}
+
+/// Whether to write `new`: against the cached status as [`should_write`] judges, or, while
+/// the cache is behind this controller's own last write, only when the decision-relevant
+/// part differs from what was written (the readings wait for the cache).
+pub fn should_write_over(
+    cached: &EffectiveHorizontalPodAutoscaler,
+    written: Option<Written>,
+    new: &EffectiveHorizontalPodAutoscalerStatus,
+    last_write: Option<Timestamp>,
+    now: Timestamp,
+    refresh: Duration,
+) -> bool {
+    match written {
+        Some(w) if cache_behind(cached, written) => w.fingerprint != fingerprint(new),
+        _ => should_write(
+            cached.status.as_ref().unwrap_or(&Default::default()),
+            new,
+            last_write,
+            now,
+            refresh,
+        ),
+    }
+}
+
+/// A hash of the decision-relevant part of a status (see the module docs), the part a
+/// change of which is written at once. The newest recommendation's time is left out: it
+/// moves every sync while the value holds, and status leaves it alone then (see
+/// `foresight_core::history`).
+pub fn fingerprint(status: &EffectiveHorizontalPodAutoscalerStatus) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let history = status.history.as_ref().map(|h| {
+        let mut h = h.clone();
+        if let Some(newest) = h.recommendations.iter_mut().max_by_key(|r| r.timestamp) {
+            newest.timestamp = Timestamp::UNIX_EPOCH;
+        }
+        h
+    });
+    let relevant = json!({
+        "observedGeneration": status.observed_generation,
+        "currentReplicas": status.current_replicas,
+        "desiredReplicas": status.desired_replicas,
+        "expectReplicas": status.expect_replicas,
+        "lastScaleTime": status.last_scale_time,
+        "conditions": status.conditions,
+        "operatingPoint": status.operating_point,
+        "lastDecision": status.last_decision.as_ref().map(stable_record),
+        "history": history,
+    });
+    let mut hasher = std::hash::DefaultHasher::new();
+    relevant.to_string().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The merge patch that removes what `stored` has and `sent` lacks (`null` at each such
@@ -186,7 +283,9 @@ pub fn leftovers(stored: &Value, sent: &Value) -> Option<Value> {
 mod tests {
     use super::*;
     use foresight_api::hpa::MetricStatus;
-    use foresight_api::status::{Condition, ConditionStatus, ProposalRecord, ScalingHistory};
+    use foresight_api::status::{
+        Condition, ConditionStatus, ProposalRecord, Recommendation, ScalingHistory,
+    };
 
     fn ts(s: i64) -> Timestamp {
         Timestamp::from_second(1_700_000_000 + s).unwrap()
@@ -222,6 +321,115 @@ mod tests {
             history: Some(ScalingHistory::default()),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_cache_older_than_our_own_write_is_behind() {
+        let at = |rv: Option<&str>| {
+            let mut o = EffectiveHorizontalPodAutoscaler::new("web", Default::default());
+            o.metadata.resource_version = rv.map(str::to_owned);
+            o
+        };
+        let written = |version| {
+            Some(Written {
+                version,
+                fingerprint: 0,
+            })
+        };
+        assert!(cache_behind(&at(Some("41")), written(42)));
+        assert!(!cache_behind(&at(Some("42")), written(42)));
+        assert!(!cache_behind(&at(Some("43")), written(42)));
+        // Nothing written yet, or a version that is not a number: never judged stale.
+        assert!(!cache_behind(&at(Some("41")), None));
+        assert!(!cache_behind(&at(Some("opaque")), written(42)));
+        assert!(!cache_behind(&at(None), written(42)));
+    }
+
+    fn written_for(version: u64, s: &EffectiveHorizontalPodAutoscalerStatus) -> Option<Written> {
+        written(Some(version), s)
+    }
+
+    #[test]
+    fn behind_its_cache_the_controller_writes_new_decisions_once() {
+        let refresh = Duration::from_secs(120);
+        // The cache holds the status at 10; the controller since wrote a new decision (4
+        // replicas) at version 42, which the watch has not delivered.
+        let mut cached = EffectiveHorizontalPodAutoscaler::new("web", Default::default());
+        cached.metadata.resource_version = Some("10".into());
+        cached.status = Some(status(0, "50%"));
+        let mut wrote = status(30, "90%");
+        wrote.desired_replicas = Some(4);
+        let written = Some(Written {
+            version: 42,
+            fingerprint: fingerprint(&wrote),
+        });
+        // The same decision a sync later, new readings: nothing to write again.
+        let mut same = status(45, "91%");
+        same.desired_replicas = Some(4);
+        assert!(!should_write_over(
+            &cached,
+            written,
+            &same,
+            Some(ts(30)),
+            ts(45),
+            refresh
+        ));
+        // Judged against the stale cache, it would have been written again.
+        assert!(should_write(
+            cached.status.as_ref().unwrap(),
+            &same,
+            Some(ts(30)),
+            ts(45),
+            refresh
+        ));
+        // Nor when only the time of the value still recommended moved.
+        let mut held = same.clone();
+        held.history = Some(ScalingHistory {
+            recommendations: vec![Recommendation {
+                replicas: 4,
+                timestamp: ts(45),
+            }],
+            ..Default::default()
+        });
+        let mut wrote_held = wrote.clone();
+        wrote_held.history = Some(ScalingHistory {
+            recommendations: vec![Recommendation {
+                replicas: 4,
+                timestamp: ts(30),
+            }],
+            ..Default::default()
+        });
+        let written_held = written_for(42, &wrote_held);
+        assert!(!should_write_over(
+            &cached,
+            written_held,
+            &held,
+            Some(ts(30)),
+            ts(45),
+            refresh
+        ));
+        // A new decision is written at once, cache or not.
+        let mut next = status(60, "120%");
+        next.desired_replicas = Some(5);
+        assert!(should_write_over(
+            &cached,
+            written,
+            &next,
+            Some(ts(30)),
+            ts(60),
+            refresh
+        ));
+        // Once the watch delivers version 42, the cache judges again.
+        cached.metadata.resource_version = Some("42".into());
+        cached.status = Some(wrote);
+        assert!(!should_write_over(
+            &cached,
+            written,
+            &same,
+            Some(ts(30)),
+            ts(45),
+            refresh
+        ));
     }
 
     #[test]
