@@ -18,6 +18,7 @@ use crate::config::ModelConfig;
 use crate::load::LoadTrace;
 use crate::runner::{run_policy, Span};
 use crate::simulation::bucket_seconds;
+pub use crate::tuner::at_point;
 use crate::tuner::{choose, Replayed};
 
 /// The outcome of one workload's replays.
@@ -179,21 +180,7 @@ pub fn replay(
         &|_| {},
     )
     .scores;
-    Replayed {
-        knobs,
-        under_minutes: scores.under_provisioned_minutes,
-        replica_hours: scores.replica_hours,
-    }
-}
-
-/// `predictive` run at `knobs`, as the replays run it.
-pub fn at_point(predictive: &Autoscaler, knobs: &Knobs) -> Autoscaler {
-    let mut a = predictive.at_knobs(knobs);
-    a.objective = None;
-    if !knobs.prediction {
-        a.prediction = None;
-    }
-    a
+    Replayed::of(knobs, &scores)
 }
 
 #[cfg(test)]

@@ -48,6 +48,17 @@ pub struct Replayed {
     pub replica_hours: f64,
 }
 
+impl Replayed {
+    /// A candidate's figures from its replay's scores.
+    pub fn of(knobs: Knobs, scores: &crate::score::Scores) -> Replayed {
+        Replayed {
+            knobs,
+            under_minutes: scores.under_provisioned_minutes,
+            replica_hours: scores.replica_hours,
+        }
+    }
+}
+
 /// The operating points tried for `autoscaler`: the spec without prediction at each target,
 /// and with prediction at each target and risk budget (only the spec's own budget when it
 /// learns no headroom). The first is the spec without prediction at its own targets.
@@ -196,12 +207,7 @@ fn replay_candidate(
     load: &LoadTrace,
     model: &ModelConfig,
 ) -> Replayed {
-    let mut a = autoscaler.at_knobs(&knobs);
-    // The replay runs the candidate as written: no objective of its own.
-    a.objective = None;
-    if !knobs.prediction {
-        a.prediction = None;
-    }
+    let a = at_point(autoscaler, &knobs);
     let scores = run_policy_after(
         "candidate",
         &a,
@@ -212,11 +218,18 @@ fn replay_candidate(
         &|_| {},
     )
     .scores;
-    Replayed {
-        knobs,
-        under_minutes: scores.under_provisioned_minutes,
-        replica_hours: scores.replica_hours,
+    Replayed::of(knobs, &scores)
+}
+
+/// `autoscaler` run at `knobs`, as a replay runs it: the candidate as written, with no
+/// objective of its own, and without prediction when the point has none.
+pub fn at_point(autoscaler: &Autoscaler, knobs: &Knobs) -> Autoscaler {
+    let mut a = autoscaler.at_knobs(knobs);
+    a.objective = None;
+    if !knobs.prediction {
+        a.prediction = None;
     }
+    a
 }
 
 #[cfg(test)]

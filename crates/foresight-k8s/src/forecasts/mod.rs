@@ -568,10 +568,9 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn refreshes_learn_headroom_and_replay_the_history_once_the_workload_is_known() {
-        // Four days of minutes at 4 cores, with a minute at 8.5 every five minutes from 10:00
-        // to 10:30 UTC.
+    /// A cache over a Prometheus answering four days of minutes at 4 cores, with a minute at
+    /// 8.5 every five minutes from 10:00 to 10:30 UTC (the server lives as long as the first).
+    async fn four_bursty_days() -> (MockServer, ForecastCache) {
         let points: Vec<(i64, String)> = (0..4 * 1440)
             .map(|m| {
                 let minute = m % 1440;
@@ -591,6 +590,12 @@ mod tests {
             ..Default::default()
         };
         let cache = ForecastCache::new(client, Arc::new(FourDays), settings);
+        (server, cache)
+    }
+
+    #[tokio::test]
+    async fn refreshes_learn_headroom_and_replay_the_history_once_the_workload_is_known() {
+        let (_server, cache) = four_bursty_days().await;
         let a = Arc::new(autoscaler(
             serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
                 "target": {"type": "Utilization", "averageUtilization": 75}}}]),
@@ -645,26 +650,7 @@ mod tests {
 
     #[tokio::test]
     async fn with_an_objective_refreshes_choose_an_operating_point_once_a_day() {
-        // The same four days as above: bursts from 10:00 to 10:30 UTC that headroom covers.
-        let points: Vec<(i64, String)> = (0..4 * 1440)
-            .map(|m| {
-                let minute = m % 1440;
-                let burst = (600..630).contains(&minute) && minute % 5 == 0;
-                (m * 60, if burst { "8.5" } else { "4" }.to_owned())
-            })
-            .collect();
-        let points: Vec<(i64, &str)> = points.iter().map(|(t, v)| (*t, v.as_str())).collect();
-        let server = MockServer::start().await;
-        Mock::given(path("/api/v1/query_range"))
-            .respond_with(matrix(&points))
-            .mount(&server)
-            .await;
-        let client = PrometheusClient::new(&server.uri(), PrometheusOptions::default()).unwrap();
-        let settings = ForecastSettings {
-            model_update_interval: Duration::from_secs(600),
-            ..Default::default()
-        };
-        let cache = ForecastCache::new(client, Arc::new(FourDays), settings);
+        let (_server, cache) = four_bursty_days().await;
         let metrics = serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
             "target": {"type": "Utilization", "averageUtilization": 75}}}]);
         let mut spec = serde_json::json!({
