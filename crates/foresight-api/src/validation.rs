@@ -421,14 +421,19 @@ fn validate_metric(
 }
 
 fn validate_identifier(errs: &mut Vec<FieldError>, path: &str, id: &MetricIdentifier) {
-    if id.name.is_empty() {
+    validate_metric_name(errs, path, &id.name);
+}
+
+/// `{path}.name`: a metric's name is required and must be a valid path segment.
+fn validate_metric_name(errs: &mut Vec<FieldError>, path: &str, name: &str) {
+    if name.is_empty() {
         errs.push(FieldError::required(
             format!("{path}.name"),
             "must specify a metric name",
         ));
     } else {
-        for msg in path_segment_problems(&id.name) {
-            errs.push(FieldError::invalid(format!("{path}.name"), &id.name, msg));
+        for msg in path_segment_problems(name) {
+            errs.push(FieldError::invalid(format!("{path}.name"), name, msg));
         }
     }
 }
@@ -620,16 +625,7 @@ pub const MAX_FORMULA_INPUTS: usize = 32;
 /// A formula metric: its name, its inputs (each named once, with the one source its type
 /// names), a formula that reads and names only inputs, and a Value or AverageValue target.
 fn validate_formula_source(errs: &mut Vec<FieldError>, path: &str, src: &FormulaMetricSource) {
-    if src.name.is_empty() {
-        errs.push(FieldError::required(
-            format!("{path}.name"),
-            "must specify a metric name",
-        ));
-    } else {
-        for msg in path_segment_problems(&src.name) {
-            errs.push(FieldError::invalid(format!("{path}.name"), &src.name, msg));
-        }
-    }
+    validate_metric_name(errs, path, &src.name);
     if src.inputs.is_empty() {
         errs.push(FieldError::required(
             format!("{path}.inputs"),
