@@ -29,7 +29,7 @@ use foresight_core::history;
 use foresight_core::objective::OperatingPoint;
 use foresight_core::pause::Pause;
 use foresight_core::proposals::Scale;
-use foresight_sim::evaluation::Assumptions;
+use foresight_replay::evaluation::Assumptions;
 use jiff::Timestamp;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -585,7 +585,7 @@ async fn observe(
         Err(e) => observation.selector_error = Some(e.to_string()),
         Ok(selector) => {
             if reads_metrics(autoscaler, &scale, !observation.conflicts.is_empty(), prior) {
-                let proposing = foresight_sim::runner::prediction_proposing(prior);
+                let proposing = foresight_replay::runner::prediction_proposing(prior);
                 let workload = Workload {
                     selector: &selector,
                     scale: &scale,

@@ -378,7 +378,7 @@ async fn an_objective_chooses_an_operating_point_the_decision_runs_at() {
     );
     cache.learn_about(
         &a,
-        foresight_sim::evaluation::Assumptions {
+        foresight_replay::evaluation::Assumptions {
             startup_seconds: 60,
             pod_cpu_request_millicores: 500,
             prediction_proposed: true,

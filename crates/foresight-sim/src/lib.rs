@@ -1,51 +1,27 @@
-//! Foresight's simulator: replays a load trace through a modelled cluster, drives it with the
-//! same decision core the controller uses, scores each policy and draws the result.
+//! Foresight's simulator: what `foresight simulate` and `foresight recommend` show of a replay.
+//! The replay itself (modelled cluster, runner, scores, frontier, bound, self-evaluation,
+//! tuner) is the `foresight-replay` crate the controller also runs; this crate adds
 //!
-//! The model is described in one place, `docs/simulator.md`. The pieces:
+//! - [`summary`]: the JSON summary of a simulation;
+//! - [`report`]: the HTML report with SVG charts, and the fleet table;
+//! - [`recommend`]: one workload's current policy against the recommended one.
 //!
-//! - [`load`] and [`synthetic`]: the load, from a trace or generated;
-//! - [`cluster`]: pods that start up, serve and are deleted;
-//! - [`meter`] and [`pipeline`]: what metrics-server would report, with its scrape, window and lag;
-//! - [`forecaster`]: the predictor's history and periodic refits;
-//! - [`runner`]: one policy's decide–act–advance loop; [`simulation`]: several side by side;
-//! - [`score`], [`timeline`], [`windows`]: what is measured and kept;
-//! - [`verdict`]: each policy against the baseline; [`frontier`]: the reactive policy at a
-//!   sweep of targets, and every policy against it at equal shortfall; [`bound`]: the
-//!   clairvoyant bound every cost is measured against;
-//! - [`summary`] (JSON) and [`report`] (HTML with SVG charts).
+//! The engine's modules are re-exported under their own names, so `foresight_sim::runner` is
+//! `foresight_replay::runner`.
 
-// No unsafe code here, ever; unwrap and expect only in tests (a panic in the controller
-// is an outage, in the core a wrong answer).
+// No unsafe code here, ever; unwrap and expect only in tests.
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod bound;
-pub mod cluster;
-pub mod config;
-pub mod error;
-pub mod evaluation;
-pub mod fleet;
-pub mod forecaster;
-pub mod frontier;
-pub mod load;
-pub mod meter;
-pub mod parallel;
-pub mod pipeline;
-pub mod policy;
 pub mod recommend;
 pub mod report;
-pub mod runner;
-pub mod score;
-pub mod simulation;
 pub mod summary;
-pub mod synthetic;
-pub mod timeline;
-pub mod tuner;
-pub mod verdict;
-pub mod windows;
 
-pub use config::{ModelConfig, Outage, Recording};
-pub use error::SimError;
-pub use load::{LoadPoint, LoadTrace};
-pub use policy::Policy;
-pub use simulation::{simulate, LoadScale, Simulation};
+pub use foresight_replay::{
+    bound, cluster, config, error, evaluation, fleet, forecaster, frontier, load, meter, parallel,
+    pipeline, policy, runner, score, simulation, synthetic, timeline, tuner, verdict, windows,
+};
+pub use foresight_replay::{
+    simulate, LoadPoint, LoadScale, LoadTrace, ModelConfig, Outage, Policy, Recording, SimError,
+    Simulation,
+};

@@ -1,6 +1,6 @@
 //! Self-evaluation's verdict: whether replaying the autoscaler's own recent history with
 //! prediction was cheaper than without it at the same shortfall. The replay itself is the
-//! simulator's (`foresight_sim::evaluation`), run by the controller on the history it already
+//! replay engine's (`foresight_replay::evaluation`), run by the controller on the history it already
 //! fetches and by the simulator on the history its predictor keeps; the decision only reads
 //! the verdict, so prediction proposes nothing where its own replay shows a loss.
 

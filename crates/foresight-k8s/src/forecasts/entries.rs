@@ -11,7 +11,7 @@ use foresight_core::forecasting::HeadroomInput;
 use foresight_core::objective::{Objective, OperatingPoint};
 use foresight_core::prediction::{AccuracyTracker, EvaluationInput, Forecast, PredictorConfig};
 use foresight_core::trace::Sample;
-use foresight_sim::evaluation::Assumptions;
+use foresight_replay::evaluation::Assumptions;
 use jiff::Timestamp;
 
 use crate::autoscaler_key::AutoscalerKey;

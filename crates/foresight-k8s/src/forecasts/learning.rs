@@ -1,7 +1,7 @@
 //! What a refresh learns from the history besides the forecast: the headroom of each hour of
 //! the day (`foresight_core::prediction::headroom`), and once a day either self-evaluation's
-//! verdict (`foresight_sim::evaluation`) or, with `spec.objective`, the operating point
-//! (`foresight_sim::tuner`): the simulator's replays, the same functions `foresight simulate`
+//! verdict (`foresight_replay::evaluation`) or, with `spec.objective`, the operating point
+//! (`foresight_replay::tuner`): the simulator's replays, the same functions `foresight simulate`
 //! runs. All are CPU work; the refresh runs them on its blocking thread.
 
 use foresight_core::autoscaler::{Autoscaler, PredictionPolicy};
@@ -9,8 +9,8 @@ use foresight_core::forecasting::HeadroomInput;
 use foresight_core::objective::{Knobs, Objective, OperatingPoint};
 use foresight_core::prediction::{headroom, EvaluationInput};
 use foresight_core::trace::Sample;
-use foresight_sim::evaluation::{evaluate, EVALUATION_INTERVAL_SECONDS};
-use foresight_sim::tuner::{tune, TUNING_INTERVAL_SECONDS};
+use foresight_replay::evaluation::{evaluate, EVALUATION_INTERVAL_SECONDS};
+use foresight_replay::tuner::{tune, TUNING_INTERVAL_SECONDS};
 
 use super::entries::{Entry, Learned, Workload};
 

@@ -25,7 +25,7 @@ use foresight_core::autoscaler::Autoscaler;
 use foresight_core::forecasting::{ForecastInput, HeadroomInput};
 use foresight_core::objective::OperatingPoint;
 use foresight_core::prediction::{Accuracy, EvaluationInput};
-use foresight_sim::evaluation::Assumptions;
+use foresight_replay::evaluation::Assumptions;
 use jiff::Timestamp;
 use tokio::sync::{Notify, Semaphore};
 

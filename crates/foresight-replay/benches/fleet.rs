@@ -6,10 +6,10 @@
 //! `FORESIGHT_BENCH_WORKLOADS` overrides the fleet size (for a quick look).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use foresight_sim::fleet::{run_fleet, Workload};
-use foresight_sim::policy::policies_from_manifest;
-use foresight_sim::synthetic::{generate, SyntheticConfig};
-use foresight_sim::{LoadTrace, ModelConfig, Recording};
+use foresight_replay::fleet::{run_fleet, Workload};
+use foresight_replay::policy::policies_from_manifest;
+use foresight_replay::synthetic::{generate, SyntheticConfig};
+use foresight_replay::{LoadTrace, ModelConfig, Recording};
 
 const POLICY: &str = r#"
 apiVersion: autoscaling.foresight.dev/v1alpha1
