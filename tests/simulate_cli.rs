@@ -183,3 +183,100 @@ fn bad_specs_are_rejected_with_the_field_path() {
         text(&out.stderr)
     );
 }
+
+/// The web policy with prediction and an objective: what the tuned frontier sweeps.
+const TUNED_POLICY: &str = r#"apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {name: tuned}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 30
+  metrics:
+    - type: Resource
+      resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}
+  prediction:
+    predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 60s, historyLength: 7d}}
+  objective: {shortfall: AsReactive, maxUtilization: 90}
+"#;
+
+#[test]
+fn a_policy_with_an_objective_is_swept_beside_the_reactive_frontier() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tuned.yaml"), TUNED_POLICY).unwrap();
+    let out = simulate(
+        &[
+            "--spec",
+            "tuned.yaml",
+            "--synthetic",
+            "--days",
+            "3",
+            "--frontier-step",
+            "20",
+            "--json",
+            "--quiet",
+            "--out",
+            "r",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let comparison = &summary["frontier"];
+    let tuned = comparison["tuned"].as_array().expect("a tuned frontier");
+    assert_eq!(tuned.len(), 1, "{tuned:?}");
+    assert_eq!(tuned[0]["policy"], "tuned");
+    let shortfalls: Vec<&str> = tuned[0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["shortfall"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        shortfalls,
+        ["AsReactive", "0.25%", "0.5%", "1%", "2%", "4%"]
+    );
+    // Judged against the reactive policy at its own target, 60%.
+    let own = comparison["frontier"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["level"] == 60)
+        .expect("the baseline's own replay");
+    let against = &comparison["tuned_against_reactive"][0];
+    assert_eq!(
+        against["reactive_replica_hours"], own["replica_hours"],
+        "{against}"
+    );
+    assert_eq!(
+        against["reactive_under_minutes"],
+        own["under_provisioned_minutes"]
+    );
+    // The report draws it beside the reactive frontier and says it in words.
+    let report = std::fs::read_to_string(dir.path().join("r/report.html")).unwrap();
+    assert!(report.contains("class=\"tuned-frontier\""));
+    assert!(report.contains("id=\"tuned-frontier\""));
+    assert!(report.contains("at the reactive policy&#39;s risk: "));
+
+    // Without the sweep, no tuned frontier.
+    let out = simulate(
+        &[
+            "--spec",
+            "tuned.yaml",
+            "--synthetic",
+            "--days",
+            "3",
+            "--frontier-step",
+            "20",
+            "--no-tuned-frontier",
+            "--json",
+            "--quiet",
+            "--out",
+            "r2",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(summary["frontier"].get("tuned").is_none());
+}

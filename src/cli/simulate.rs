@@ -15,6 +15,7 @@ use foresight_core::trace::{Gap, Outlier};
 use foresight_core::version::KubernetesVersion;
 use foresight_sim::frontier::{frontier, most_runs, Comparison, Reach};
 use foresight_sim::load::{LoadPoint, LoadTrace};
+use foresight_sim::objective_frontier::{tuned_frontiers, tuned_runs, SWEPT_SHORTFALLS};
 use foresight_sim::policy::{policies_from_manifest, Policy};
 use foresight_sim::report::{render, ReportContext};
 use foresight_sim::score::Scores;
@@ -109,6 +110,10 @@ pub struct SimulateArgs {
     /// or crons at about twenty targets).
     #[arg(long, alias = "no-equal-risk")]
     pub no_frontier: bool,
+    /// Skip the tuned frontier: each policy with spec.objective replayed at six shortfalls,
+    /// each replay choosing its operating point daily (the dearest part of a simulation).
+    #[arg(long)]
+    pub no_tuned_frontier: bool,
     /// Points of averageUtilization between two targets of the frontier's sweep (1 to 20;
     /// other targets step twice as many percent of their value).
     #[arg(long, default_value = "5", value_name = "N", value_parser = whole::<1, 20>)]
@@ -216,7 +221,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         let baseline = policies
             .first()
             .map_or(0, |p| total_decisions(&load, std::slice::from_ref(p)));
-        baseline * most_runs(policies.len(), args.frontier_step as u32)
+        let tuned = if args.no_tuned_frontier {
+            0
+        } else {
+            tuned_runs(&sources)
+        };
+        baseline * (most_runs(policies.len(), args.frontier_step as u32) + tuned)
     };
     let progress = Progress::new(simulation_decisions + frontier_decisions, !args.quiet);
     let simulation = simulate(&load, &policies, &model, &|n| progress.advance(n))?;
@@ -230,14 +240,20 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         } else {
             first.reactive(&format!("{} without prediction", first.name))
         };
-        Some(frontier(
+        let comparison = frontier(
             &reactive,
             &scores,
             &load,
             &model,
             u32::try_from(args.frontier_step)?,
             &|n| progress.advance(n),
-        )?)
+        )?;
+        if args.no_tuned_frontier {
+            Some(comparison)
+        } else {
+            let tuned = tuned_frontiers(&sources, &load, &model, &|n| progress.advance(n))?;
+            Some(comparison.with_tuned(tuned))
+        }
     };
     progress.finish();
 
@@ -305,6 +321,20 @@ fn print_verdict(simulation: &Simulation, comparison: Option<&Comparison>) {
         );
         for e in &c.policies {
             println!("  {:<22} {}", e.policy, equal_shortfall_sentence(e));
+        }
+        if let Some(a) = c.tuned_against_reactive.first() {
+            println!();
+            println!(
+                "tuned by objective (its shortfall swept: {}), against {} at its own target \
+                 ({:.1} min, {:.1} replica-h):",
+                SWEPT_SHORTFALLS.join(", "),
+                f.baseline,
+                a.reactive_under_minutes,
+                a.reactive_replica_hours
+            );
+        }
+        for a in &c.tuned_against_reactive {
+            println!("  {:<22} {}", a.policy, a.sentence());
         }
     }
     let predicting: Vec<_> = simulation

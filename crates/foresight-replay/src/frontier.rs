@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::config::{ModelConfig, Recording};
 use crate::error::SimError;
 use crate::load::LoadTrace;
+use crate::objective_frontier::{AgainstReactive, TunedFrontier};
 use crate::parallel::{parallel_map, threads_for};
 use crate::policy::Policy;
 use crate::runner::{run_policy, Span};
@@ -284,6 +285,33 @@ pub struct Comparison {
     pub frontier: Frontier,
     /// Each policy at equal shortfall, in the order given.
     pub policies: Vec<EqualShortfall>,
+    /// Each policy with an objective, replayed at every swept shortfall (see
+    /// [`Comparison::with_tuned`]; empty when no policy states one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tuned: Vec<TunedFrontier>,
+    /// Each tuned frontier against the baseline's own replay.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tuned_against_reactive: Vec<AgainstReactive>,
+}
+
+impl Comparison {
+    /// The comparison with the tuned frontiers beside the reactive one, each judged against
+    /// the baseline's own replay (at its target as written).
+    pub fn with_tuned(mut self, tuned: Vec<TunedFrontier>) -> Comparison {
+        let own = self
+            .frontier
+            .points
+            .iter()
+            .find(|p| p.level == self.frontier.baseline_level);
+        self.tuned_against_reactive = own.map_or_else(Vec::new, |own| {
+            tuned
+                .iter()
+                .map(|t| t.against(own.under_provisioned_minutes, own.replica_hours))
+                .collect()
+        });
+        self.tuned = tuned;
+        self
+    }
 }
 
 /// The sweep's levels at `step` (utilization points; twice as many percent of a target).
@@ -350,6 +378,8 @@ pub fn frontier(
     Ok(Comparison {
         frontier,
         policies: judged,
+        tuned: Vec::new(),
+        tuned_against_reactive: Vec::new(),
     })
 }
 

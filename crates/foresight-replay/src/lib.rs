@@ -16,6 +16,7 @@
 //! - [`verdict`]: each policy against the baseline; [`frontier`]: the reactive policy at a
 //!   sweep of targets, and every policy against it at equal shortfall; [`bound`]: the
 //!   clairvoyant bound every cost is measured against;
+//! - [`objective_frontier`]: a policy with an objective replayed at every swept shortfall;
 //! - [`evaluation`] (prediction's self-evaluation) and [`tuner`] (the objective's operating
 //!   point), the two replays the controller runs once a day.
 
@@ -34,6 +35,7 @@ pub mod forecaster;
 pub mod frontier;
 pub mod load;
 pub mod meter;
+pub mod objective_frontier;
 pub mod parallel;
 pub mod pipeline;
 pub mod policy;

@@ -4,11 +4,15 @@
 //! machine. `scripts/prediction-table` uses it when `FORESIGHT_BIN` names it.
 //!
 //! Usage: replay_json --trace FILE --spec FILE [--spec FILE...] [--startup-delay SECONDS]
-//!        [--warm-up SECONDS]
+//!        [--warm-up SECONDS] [--tuned-frontier yes]
+//!
+//! With `--tuned-frontier yes`, every policy with `spec.objective` is also replayed at each
+//! swept shortfall (as `foresight simulate` does), under the summary's key `tuned`.
 
 use foresight_core::trace::parse_csv;
 use foresight_sim::config::{ModelConfig, Recording};
 use foresight_sim::load::{LoadPoint, LoadTrace};
+use foresight_sim::objective_frontier::tuned_frontiers;
 use foresight_sim::policy::policies_from_manifest;
 use foresight_sim::simulation::{compile_policies, scaled_load, simulate, LoadScale};
 use foresight_sim::summary::to_json;
@@ -17,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut trace = None;
     let mut specs = Vec::new();
     let (mut startup, mut warm_up) = (60i64, 0i64);
+    let mut tuned = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
@@ -25,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--spec" => specs.push(value),
             "--startup-delay" => startup = value.trim_end_matches('s').parse()?,
             "--warm-up" => warm_up = seconds(&value)?,
+            "--tuned-frontier" => tuned = value == "yes",
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -59,7 +65,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let load = scaled_load(&trace, LoadScale::PeakReplicas(20), &compiled, &model);
     let simulation = simulate(&load, &compiled, &model, &|_| {})?;
-    print!("{}", to_json(&simulation, &path, &model, None));
+    let text = to_json(&simulation, &path, &model, None);
+    if !tuned {
+        print!("{text}");
+        return Ok(());
+    }
+    let mut summary: serde_json::Value = serde_json::from_str(&text)?;
+    let frontiers = tuned_frontiers(&policies, &load, &model, &|_| {})?;
+    summary["tuned"] = serde_json::to_value(frontiers)?;
+    println!("{}", serde_json::to_string_pretty(&summary)?);
     Ok(())
 }
 

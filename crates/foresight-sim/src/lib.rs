@@ -18,8 +18,9 @@ pub mod report;
 pub mod summary;
 
 pub use foresight_replay::{
-    bound, cluster, config, error, evaluation, fleet, forecaster, frontier, load, meter, parallel,
-    pipeline, policy, runner, score, simulation, synthetic, timeline, tuner, verdict, windows,
+    bound, cluster, config, error, evaluation, fleet, forecaster, frontier, load, meter,
+    objective_frontier, parallel, pipeline, policy, runner, score, simulation, synthetic, timeline,
+    tuner, verdict, windows,
 };
 pub use foresight_replay::{
     simulate, LoadPoint, LoadScale, LoadTrace, ModelConfig, Outage, Policy, Recording, SimError,

@@ -1,6 +1,7 @@
 //! The cost-against-risk chart: the reactive frontier (replica-hours against
 //! under-provisioned minutes at every target tried), each policy as a point beside it, and
-//! the clairvoyant bound as a line. A policy below the frontier is cheaper than a reactive
+//! the clairvoyant bound as a line, and each policy with an objective as its own dashed
+//! frontier (its shortfall swept). A policy below the frontier is cheaper than a reactive
 //! policy exactly as safe; the distance to the bound is what foresight could still win.
 
 use std::fmt::Write;
@@ -76,6 +77,7 @@ pub fn frontier_chart(simulation: &Simulation, comparison: &Comparison) -> Strin
         );
     }
     frontier_and_bound(&mut svg, &axes, &simulation.bound, comparison);
+    tuned_frontiers(&mut svg, &axes, simulation, comparison);
     policy_points(&mut svg, &axes, simulation, comparison);
     svg.push_str("</svg>");
     svg
@@ -112,8 +114,15 @@ impl Axes {
             .iter()
             .filter(|p| p.replica_hours <= ceiling)
             .map(|p| (p.under_provisioned_minutes, p.replica_hours));
+        let tuned = comparison
+            .tuned
+            .iter()
+            .flat_map(|t| &t.points)
+            .filter(|p| p.replica_hours <= ceiling)
+            .map(|p| (p.under_provisioned_minutes, p.replica_hours));
         let shown: Vec<(f64, f64)> = policies
             .chain(shown_frontier)
+            .chain(tuned)
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
         let x_want = shown.iter().map(|p| p.0).fold(1.0, f64::max);
@@ -282,6 +291,64 @@ fn frontier_and_bound(
             p.under_provisioned_minutes,
             p.replica_hours
         );
+    }
+    svg.push_str("</g>");
+}
+
+/// Each tuned frontier (a policy with an objective, its shortfall swept): its envelope as a
+/// dashed line in the policy's colour, every replay as a ring titled with its shortfall.
+fn tuned_frontiers(
+    svg: &mut String,
+    axes: &Axes,
+    simulation: &Simulation,
+    comparison: &Comparison,
+) {
+    svg.push_str("<g clip-path=\"url(#frontier-plot)\">");
+    for tuned in &comparison.tuned {
+        let i = simulation
+            .policies
+            .iter()
+            .position(|p| p.scores.name == tuned.policy)
+            .unwrap_or(0);
+        let path: Vec<String> = tuned
+            .envelope()
+            .iter()
+            .map(|p| {
+                format!(
+                    "{:.1},{:.1}",
+                    axes.x(p.under_provisioned_minutes),
+                    axes.y(p.replica_hours)
+                )
+            })
+            .collect();
+        let _ = write!(
+            svg,
+            "<polyline class=\"tuned-frontier\" points=\"{}\" style=\"fill:none;stroke:{};\
+             stroke-width:2;stroke-dasharray:4 3\"><title>{} tuned by objective</title>\
+             </polyline>",
+            path.join(" "),
+            colour(i),
+            escape(&tuned.policy)
+        );
+        for p in tuned
+            .points
+            .iter()
+            .filter(|p| axes.holds(p.under_provisioned_minutes, p.replica_hours))
+        {
+            let _ = write!(
+                svg,
+                "<circle class=\"tuned-point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" \
+                 style=\"fill:#fff;stroke:{};stroke-width:1.5\"><title>{} with shortfall {}: \
+                 {:.1} min, {:.1} replica-h</title></circle>",
+                axes.x(p.under_provisioned_minutes),
+                axes.y(p.replica_hours),
+                colour(i),
+                escape(&tuned.policy),
+                escape(&p.shortfall),
+                p.under_provisioned_minutes,
+                p.replica_hours
+            );
+        }
     }
     svg.push_str("</g>");
 }

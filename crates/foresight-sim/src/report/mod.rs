@@ -15,6 +15,7 @@ use jiff::tz::TimeZone;
 use crate::cluster::timestamp;
 use crate::config::ModelConfig;
 use crate::frontier::Comparison;
+use crate::objective_frontier::SWEPT_SHORTFALLS;
 use crate::runner::{PolicyOutcome, Span};
 use crate::simulation::Simulation;
 use crate::timeline::Timeline;
@@ -204,7 +205,8 @@ fn model_text(ctx: &ReportContext<'_>) -> String {
 fn verdict_section(html: &mut String, simulation: &Simulation, ctx: &ReportContext<'_>) {
     let scores: Vec<_> = simulation.policies.iter().map(|p| &p.scores).collect();
     let deltas = deltas(&scores);
-    if deltas.is_empty() && ctx.closed_gaps.is_empty() {
+    // A single policy still has its frontier (and its tuned frontier) to show.
+    if deltas.is_empty() && ctx.closed_gaps.is_empty() && ctx.frontier.is_none() {
         return;
     }
     html.push_str("<h2>Verdict</h2><ul class=\"verdict\" id=\"verdict\">");
@@ -288,6 +290,26 @@ fn frontier_section(html: &mut String, simulation: &Simulation, comparison: &Com
         );
     }
     html.push_str("</ul>");
+    if !comparison.tuned_against_reactive.is_empty() {
+        let _ = write!(
+            html,
+            "<p class=\"note\">A policy with an objective was replayed with its shortfall \
+             swept ({}), each replay choosing its operating point from its own history (dashed: \
+             the cheapest for each shortfall). Against <b>{}</b> at its own target:</p>\
+             <ul class=\"verdict\" id=\"tuned-frontier\">",
+            escape(&SWEPT_SHORTFALLS.join(", ")),
+            escape(&f.baseline),
+        );
+        for a in &comparison.tuned_against_reactive {
+            let _ = write!(
+                html,
+                "<li><b>{}</b>: {}.</li>",
+                escape(&a.policy),
+                escape(&a.sentence())
+            );
+        }
+        html.push_str("</ul>");
+    }
     html.push_str(&frontier::frontier_chart(simulation, comparison));
 }
 
