@@ -383,26 +383,27 @@ pub fn frontier(
     })
 }
 
+/// The replays of `points` no other beats, read as (under-provisioned minutes, replica-hours)
+/// by `read`: sorted by shortfall, each cheaper than every safer one.
+pub(crate) fn envelope<P>(points: &[P], read: impl Fn(&P) -> (f64, f64)) -> Vec<&P> {
+    let mut sorted: Vec<(&P, (f64, f64))> = points.iter().map(|p| (p, read(p))).collect();
+    sorted.sort_by(|(_, a), (_, b)| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut kept: Vec<(&P, f64)> = Vec::new();
+    for (p, (_, hours)) in sorted {
+        if kept.last().is_none_or(|(_, cheapest)| hours < *cheapest) {
+            kept.push((p, hours));
+        }
+    }
+    kept.into_iter().map(|(p, _)| p).collect()
+}
+
 impl Frontier {
     /// The replays no other replay beats: sorted by shortfall, each cheaper than every safer
     /// one.
     pub fn envelope(&self) -> Vec<&FrontierPoint> {
-        let mut sorted: Vec<&FrontierPoint> = self.points.iter().collect();
-        sorted.sort_by(|a, b| {
-            a.under_provisioned_minutes
-                .total_cmp(&b.under_provisioned_minutes)
-                .then(a.replica_hours.total_cmp(&b.replica_hours))
-        });
-        let mut envelope: Vec<&FrontierPoint> = Vec::new();
-        for p in sorted {
-            if envelope
-                .last()
-                .is_none_or(|last| p.replica_hours < last.replica_hours)
-            {
-                envelope.push(p);
-            }
-        }
-        envelope
+        envelope(&self.points, |p| {
+            (p.under_provisioned_minutes, p.replica_hours)
+        })
     }
 
     /// `scores` against the reactive policy exactly as short: the frontier walked from the

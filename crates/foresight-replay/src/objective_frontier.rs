@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::config::{ModelConfig, Recording};
 use crate::error::SimError;
+use crate::frontier::envelope;
 use crate::load::LoadTrace;
 use crate::parallel::{parallel_map, threads_for};
 use crate::policy::Policy;
@@ -96,22 +97,9 @@ impl AgainstReactive {
 impl TunedFrontier {
     /// The replays no other beats: by shortfall, each cheaper than every safer one.
     pub fn envelope(&self) -> Vec<&TunedPoint> {
-        let mut sorted: Vec<&TunedPoint> = self.points.iter().collect();
-        sorted.sort_by(|a, b| {
-            a.under_provisioned_minutes
-                .total_cmp(&b.under_provisioned_minutes)
-                .then(a.replica_hours.total_cmp(&b.replica_hours))
-        });
-        let mut envelope: Vec<&TunedPoint> = Vec::new();
-        for p in sorted {
-            if envelope
-                .last()
-                .is_none_or(|last| p.replica_hours < last.replica_hours)
-            {
-                envelope.push(p);
-            }
-        }
-        envelope
+        envelope(&self.points, |p| {
+            (p.under_provisioned_minutes, p.replica_hours)
+        })
     }
 
     /// Replica-hours at `under` minutes short, interpolated between the two envelope points

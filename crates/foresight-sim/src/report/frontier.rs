@@ -163,6 +163,14 @@ impl Axes {
         TOP + (1.0 - (v - self.y_min) / (self.y_max - self.y_min)) * (HEIGHT - TOP - BOTTOM)
     }
 
+    /// A polyline's `points` through (minutes, replica-hours) pairs.
+    fn path(&self, points: impl Iterator<Item = (f64, f64)>) -> String {
+        let coordinates: Vec<String> = points
+            .map(|(minutes, hours)| format!("{:.1},{:.1}", self.x(minutes), self.y(hours)))
+            .collect();
+        coordinates.join(" ")
+    }
+
     /// Whether a point falls inside the plot (it is drawn only then).
     fn holds(&self, minutes: f64, replica_hours: f64) -> bool {
         minutes.is_finite()
@@ -258,21 +266,15 @@ fn frontier_and_bound(
         bound.replica_hours,
         axes.y(bound.replica_hours) - 5.0,
     );
-    let path: Vec<String> = envelope
-        .iter()
-        .map(|p| {
-            format!(
-                "{:.1},{:.1}",
-                axes.x(p.under_provisioned_minutes),
-                axes.y(p.replica_hours)
-            )
-        })
-        .collect();
     let _ = write!(
         svg,
         "<polyline class=\"frontier\" points=\"{}\" style=\"fill:none;stroke:#888;\
          stroke-width:2\"/>",
-        path.join(" ")
+        axes.path(
+            envelope
+                .iter()
+                .map(|p| (p.under_provisioned_minutes, p.replica_hours))
+        )
     );
     for p in comparison
         .frontier
@@ -310,23 +312,18 @@ fn tuned_frontiers(
             .iter()
             .position(|p| p.scores.name == tuned.policy)
             .unwrap_or(0);
-        let path: Vec<String> = tuned
-            .envelope()
-            .iter()
-            .map(|p| {
-                format!(
-                    "{:.1},{:.1}",
-                    axes.x(p.under_provisioned_minutes),
-                    axes.y(p.replica_hours)
-                )
-            })
-            .collect();
+        let path = axes.path(
+            tuned
+                .envelope()
+                .iter()
+                .map(|p| (p.under_provisioned_minutes, p.replica_hours)),
+        );
         let _ = write!(
             svg,
             "<polyline class=\"tuned-frontier\" points=\"{}\" style=\"fill:none;stroke:{};\
              stroke-width:2;stroke-dasharray:4 3\"><title>{} tuned by objective</title>\
              </polyline>",
-            path.join(" "),
+            path,
             colour(i),
             escape(&tuned.policy)
         );
