@@ -12,7 +12,7 @@ use crate::evaluation::Assumptions;
 use foresight_core::decision::Observation;
 use foresight_core::forecasting::{ForecastInput, HeadroomInput};
 use foresight_core::prediction::{
-    predict, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig,
+    predict_with, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig, Workspace,
 };
 use foresight_core::trace::Sample;
 use serde::Serialize;
@@ -159,6 +159,19 @@ pub struct Forecaster {
     /// The autoscaler and its objective, for the tuner's replays (`None` without one).
     tuned: Option<(Box<Autoscaler>, Objective)>,
     operating_point: Option<OperatingPoint>,
+    plans: Plans,
+}
+
+/// The predictor's FFT plans, kept from one refit to the next: planning the transforms of a
+/// week's series cost about a tenth of a replay with prediction. A cache only (the forecast
+/// does not depend on it), so a clone starts without one.
+#[derive(Debug, Default)]
+struct Plans(Workspace);
+
+impl Clone for Plans {
+    fn clone(&self) -> Self {
+        Plans::default()
+    }
 }
 
 impl Forecaster {
@@ -195,6 +208,7 @@ impl Forecaster {
                 .objective
                 .map(|o| (Box::new(autoscaler.clone()), o)),
             operating_point: None,
+            plans: Plans::default(),
         })
     }
 
@@ -291,7 +305,8 @@ impl Forecaster {
             ),
             None => self.accuracy.expire(now, self.accuracy_window),
         }
-        let input = match predict(&self.config, self.history.make_contiguous(), now) {
+        let history = self.history.make_contiguous();
+        let input = match predict_with(&mut self.plans.0, &self.config, history, now) {
             Prediction::Ready(f) => {
                 self.forecast = Some(f.clone());
                 ForecastInput::Ready(f)
