@@ -12,7 +12,7 @@ use crate::evaluation::Assumptions;
 use foresight_core::decision::Observation;
 use foresight_core::forecasting::{ForecastInput, HeadroomInput};
 use foresight_core::prediction::{
-    predict, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig,
+    predict_with, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig, Workspace,
 };
 use foresight_core::trace::Sample;
 use serde::Serialize;
@@ -159,6 +159,19 @@ pub struct Forecaster {
     /// The autoscaler and its objective, for the tuner's replays (`None` without one).
     tuned: Option<(Box<Autoscaler>, Objective)>,
     operating_point: Option<OperatingPoint>,
+    plans: Plans,
+}
+
+/// The predictor's FFT plans, kept from one refit to the next: planning the transforms of a
+/// week's series cost about a tenth of a replay with prediction. A cache only (the forecast
+/// does not depend on it), so a clone starts without one.
+#[derive(Debug, Default)]
+struct Plans(Workspace);
+
+impl Clone for Plans {
+    fn clone(&self) -> Self {
+        Plans::default()
+    }
 }
 
 impl Forecaster {
@@ -195,6 +208,7 @@ impl Forecaster {
                 .objective
                 .map(|o| (Box::new(autoscaler.clone()), o)),
             operating_point: None,
+            plans: Plans::default(),
         })
     }
 
@@ -291,7 +305,8 @@ impl Forecaster {
             ),
             None => self.accuracy.expire(now, self.accuracy_window),
         }
-        let input = match predict(&self.config, self.history.make_contiguous(), now) {
+        let history = self.history.make_contiguous();
+        let input = match predict_with(&mut self.plans.0, &self.config, history, now) {
             Prediction::Ready(f) => {
                 self.forecast = Some(f.clone());
                 ForecastInput::Ready(f)
@@ -439,6 +454,7 @@ impl Forecaster {
 mod tests {
     use super::*;
     use crate::policy::policies_from_manifest;
+    use foresight_core::prediction::predict;
 
     fn forecaster(prediction: &str) -> Option<Forecaster> {
         let text = format!(
@@ -479,6 +495,42 @@ spec:
         }
         let history: Vec<(i64, f64)> = f.history.iter().map(|s| (s.ts, s.value)).collect();
         assert_eq!(history, [(0, 2.0), (60, 4.0), (120, 1.0), (180, 1.0)]);
+    }
+
+    #[test]
+    fn refits_with_the_kept_plans_forecast_as_a_fresh_predictor_does() {
+        // Three days of a daily cycle, then refits six hours apart as the history grows past
+        // its length: each forecast equals the one a predictor planning afresh makes.
+        let mut f = forecaster(DSP).unwrap();
+        let day = |t: i64| 10.0 + 4.0 * (t as f64 * std::f64::consts::TAU / 86_400.0).sin();
+        let mut observation = Observation::default();
+        let mut ready = 0;
+        for step in 0..8 {
+            let now = 3 * 86_400 + step * 6 * 3600;
+            let from = f.history.back().map_or(0, |s| s.ts + 60);
+            f.seed(
+                &(from / 60..now / 60)
+                    .map(|m| Sample {
+                        ts: m * 60,
+                        value: day(m * 60),
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            f.refit_if_due(now, &mut observation, 60, true);
+            let fresh = predict(&f.config, f.history.make_contiguous(), now);
+            match (&fresh, f.forecast()) {
+                (Prediction::Ready(fresh), Some(kept)) => {
+                    assert_eq!(kept, fresh, "at {now}");
+                    ready += 1;
+                }
+                (Prediction::NotReady { .. }, None) => {}
+                (fresh, kept) => panic!("at {now}: fresh {fresh:?}, kept {kept:?}"),
+            }
+        }
+        assert_eq!(
+            ready, 8,
+            "a daily cycle over three days is forecast at every refit"
+        );
     }
 
     #[test]

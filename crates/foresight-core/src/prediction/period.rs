@@ -146,7 +146,10 @@ fn detect_period_with(
         return None;
     }
     let z = standardize(x)?;
-    let threshold = shuffled_power_threshold(&z, &mut planners.f32, seed).ok()?;
+    let threshold = match planners.shuffles.orders(n, seed) {
+        Some(orders) => shuffled_power_threshold_from(&z, orders, &mut planners.f32).ok()?,
+        None => shuffled_power_threshold(&z, &mut planners.f32, seed).ok()?,
+    };
     let mut fft = Fft::new(&mut planners.f64, n).ok()?;
     let spectrum = fft.forward(&z).ok()?.to_vec();
     let hints = candidate_periods(&spectrum, n, threshold);
@@ -192,6 +195,69 @@ fn shuffled_power_threshold(
     for max in &mut maxima {
         shuffle(&mut work, &mut rng);
         fft.input_mut().copy_from_slice(&work);
+        *max = max_amplitude(fft.transform()?, n);
+    }
+    maxima.sort_by(f64::total_cmp);
+    Ok(maxima[THRESHOLD_RANK])
+}
+
+/// The shuffled copies' orders, at most this many positions in all (16 MB): a week of
+/// one-minute samples takes about a million, and a longer or finer history is shuffled
+/// directly instead.
+const MAX_CACHED_POSITIONS: usize = 1 << 22;
+
+/// The [`SHUFFLES`] accumulated shuffles of a series of one length for one seed, as orders: the
+/// `k`-th shuffled copy of `z` holds `z[orders[k·n + i]]` at position `i`. Which positions a
+/// shuffle swaps depends only on the generator and the length, never on the values, so a
+/// predictor refitted on a history of the same length (every refit once the history is full)
+/// gathers its shuffled copies from these orders instead of drawing them again: the same copies,
+/// bit for bit, without the generator and the index arithmetic.
+#[derive(Default)]
+pub(crate) struct Shuffles {
+    len: usize,
+    seed: u64,
+    orders: Vec<u32>,
+}
+
+impl Shuffles {
+    /// The orders for `n` samples and `seed`, drawn once; `None` when they would take more than
+    /// [`MAX_CACHED_POSITIONS`] or a position does not fit a `u32`.
+    fn orders(&mut self, n: usize, seed: u64) -> Option<&[u32]> {
+        let positions = n.checked_mul(SHUFFLES)?;
+        if positions > MAX_CACHED_POSITIONS || u32::try_from(n).is_err() {
+            return None;
+        }
+        if self.len != n || self.seed != seed || self.orders.len() != positions {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut order: Vec<u32> = (0..n).filter_map(|i| u32::try_from(i).ok()).collect();
+            self.orders.clear();
+            self.orders.reserve(positions);
+            for _ in 0..SHUFFLES {
+                shuffle(&mut order, &mut rng);
+                self.orders.extend_from_slice(&order);
+            }
+            self.len = n;
+            self.seed = seed;
+        }
+        Some(&self.orders)
+    }
+}
+
+/// [`shuffled_power_threshold`] with the shuffled copies gathered from `orders` (see
+/// [`Shuffles`]).
+fn shuffled_power_threshold_from(
+    z: &[f64],
+    orders: &[u32],
+    planner: &mut realfft::RealFftPlanner<f32>,
+) -> Result<f64, SpectrumError> {
+    let n = z.len();
+    let mut fft = ForwardF32::new(planner, n)?;
+    let single: Vec<f32> = z.iter().map(|&v| v as f32).collect();
+    let mut maxima = [0.0f64; SHUFFLES];
+    for (max, order) in maxima.iter_mut().zip(orders.chunks_exact(n)) {
+        for (slot, &from) in fft.input_mut().iter_mut().zip(order) {
+            *slot = single.get(from as usize).copied().unwrap_or(0.0);
+        }
         *max = max_amplitude(fft.transform()?, n);
     }
     maxima.sort_by(f64::total_cmp);
@@ -592,6 +658,28 @@ mod tests {
             ((single - exact) / exact).abs() < 1e-5,
             "{single} vs {exact}"
         );
+    }
+
+    #[test]
+    fn shuffles_gathered_from_cached_orders_give_the_threshold_drawn_directly() {
+        let x = sine(3, 86_400.0, 10.0, 4);
+        let z = standardize(&x).unwrap();
+        let mut planner = realfft::RealFftPlanner::new();
+        let mut cache = Shuffles::default();
+        for seed in [5, 6, 5] {
+            let direct = shuffled_power_threshold(&z, &mut planner, seed).unwrap();
+            let orders = cache.orders(z.len(), seed).unwrap();
+            let gathered = shuffled_power_threshold_from(&z, orders, &mut planner).unwrap();
+            assert_eq!(gathered.to_bits(), direct.to_bits(), "seed {seed}");
+        }
+        // Another length draws its own orders.
+        let shorter = &z[..z.len() - 7];
+        let direct = shuffled_power_threshold(shorter, &mut planner, 5).unwrap();
+        let orders = cache.orders(shorter.len(), 5).unwrap();
+        let gathered = shuffled_power_threshold_from(shorter, orders, &mut planner).unwrap();
+        assert_eq!(gathered.to_bits(), direct.to_bits());
+        // Too long a series to cache is shuffled directly.
+        assert!(cache.orders(MAX_CACHED_POSITIONS, 5).is_none());
     }
 
     #[test]

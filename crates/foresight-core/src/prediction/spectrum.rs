@@ -38,6 +38,8 @@ pub struct Planners {
     pub(crate) f64: RealFftPlanner<f64>,
     /// Single precision, for the shuffled spectra of the period detector's threshold only.
     pub(crate) f32: RealFftPlanner<f32>,
+    /// The period detector's shuffles of the last length and seed (see `period.rs`).
+    pub(crate) shuffles: super::period::Shuffles,
 }
 
 impl Default for Planners {
@@ -45,6 +47,7 @@ impl Default for Planners {
         Planners {
             f64: RealFftPlanner::new(),
             f32: RealFftPlanner::new(),
+            shuffles: super::period::Shuffles::default(),
         }
     }
 }
