@@ -345,3 +345,53 @@ pub async fn apiserver_requests(
     }
     out
 }
+
+/// The `q` quantile of histogram `name` between two scrapes, interpolated within its bucket
+/// (`le` upper bounds), as PromQL's `histogram_quantile` does.
+pub fn quantile(before: &str, after: &str, name: &str, q: f64) -> Option<f64> {
+    let buckets = |text: &str| -> Vec<(f64, f64)> {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{name}_bucket{{")))
+            .filter_map(|l| {
+                let le = l.split("le=\"").nth(1)?.split('"').next()?;
+                let le = if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().ok()?
+                };
+                Some((le, l.rsplit(' ').next()?.parse().ok()?))
+            })
+            .collect()
+    };
+    let (b, a) = (buckets(before), buckets(after));
+    let counts: Vec<(f64, f64)> = a
+        .iter()
+        .map(|(le, n)| {
+            (
+                *le,
+                n - b.iter().find(|(l, _)| l == le).map_or(0.0, |x| x.1),
+            )
+        })
+        .collect();
+    let total = counts.last()?.1;
+    if total <= 0.0 {
+        return None;
+    }
+    let rank = q * total;
+    let mut lower = (0.0, 0.0);
+    for &(le, n) in &counts {
+        if n >= rank {
+            if le.is_infinite() {
+                return Some(lower.0);
+            }
+            let share = if n > lower.1 {
+                (rank - lower.1) / (n - lower.1)
+            } else {
+                1.0
+            };
+            return Some(lower.0 + (le - lower.0) * share);
+        }
+        lower = (le, n);
+    }
+    None
+}
