@@ -251,7 +251,8 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         if args.no_tuned_frontier {
             Some(comparison)
         } else {
-            let tuned = tuned_frontiers(&sources, &load, &model, &|n| progress.advance(n))?;
+            let tuned =
+                tuned_frontiers(&sources, &scores, &load, &model, &|n| progress.advance(n))?;
             Some(comparison.with_tuned(tuned))
         }
     };

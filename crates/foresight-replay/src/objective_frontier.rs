@@ -5,7 +5,7 @@
 //! frontier, it answers the migration question both ways: at the reactive policy's risk, how
 //! much less it costs; at the reactive policy's cost, how much less often it is short.
 
-use foresight_api::objective::AS_REACTIVE;
+use foresight_api::objective::{ObjectiveSpec, AS_REACTIVE};
 use serde::Serialize;
 
 use crate::config::{ModelConfig, Recording};
@@ -15,6 +15,7 @@ use crate::load::LoadTrace;
 use crate::parallel::{parallel_map, threads_for};
 use crate::policy::Policy;
 use crate::runner::{run_policy, Span};
+use crate::score::Scores;
 use crate::simulation::bucket_seconds;
 
 /// The shortfalls a tuned frontier replays: the migration promise, then shares of the minutes
@@ -164,9 +165,12 @@ impl TunedFrontier {
 }
 
 /// Replays each of `policies` that states an objective (others are passed over) at every
-/// swept shortfall, in parallel. `progress` receives decisions made.
+/// swept shortfall, in parallel. `own[i]` is `policies[i]` replayed as written: the shortfall
+/// its objective already names is read from it rather than replayed again (the recording
+/// changes no decision). `progress` receives decisions made.
 pub fn tuned_frontiers(
     policies: &[Policy],
+    own: &[&Scores],
     load: &LoadTrace,
     model: &ModelConfig,
     progress: &(dyn Fn(u64) + Sync),
@@ -176,28 +180,45 @@ pub fn tuned_frontiers(
         ..model.clone()
     };
     let bucket = bucket_seconds(Span::of(load));
+    // Each job: the policy's index, the shortfall, and where its point comes from.
+    enum Source<'a> {
+        Replay(Box<Policy>),
+        OwnReplay(&'a Scores),
+    }
     let mut jobs = Vec::new();
     for (i, policy) in policies.iter().enumerate() {
         let Some(objective) = &policy.spec.objective else {
             continue;
         };
         for shortfall in SWEPT_SHORTFALLS {
-            let mut swept = policy.clone();
-            swept.spec.objective = Some(foresight_api::objective::ObjectiveSpec {
-                shortfall: shortfall.to_owned(),
-                ..objective.clone()
-            });
-            jobs.push((i, shortfall, swept));
+            let source = match own.get(i) {
+                Some(scores) if objective.shortfall == shortfall => Source::OwnReplay(scores),
+                _ => {
+                    let mut swept = policy.clone();
+                    swept.spec.objective = Some(ObjectiveSpec {
+                        shortfall: shortfall.to_owned(),
+                        ..objective.clone()
+                    });
+                    Source::Replay(Box::new(swept))
+                }
+            };
+            jobs.push((i, shortfall, source));
         }
     }
-    let runs = parallel_map(&jobs, threads_for(jobs.len()), |(_, shortfall, policy)| {
-        let autoscaler = policy.compile_as(model.kubernetes)?;
-        let scores = run_policy(&policy.name, &autoscaler, load, &model, bucket, progress).scores;
-        Ok::<_, SimError>(TunedPoint {
+    let runs = parallel_map(&jobs, threads_for(jobs.len()), |(_, shortfall, source)| {
+        let point = |scores: &Scores| TunedPoint {
             shortfall: (*shortfall).to_owned(),
             under_provisioned_minutes: scores.under_provisioned_minutes,
             replica_hours: scores.replica_hours,
-        })
+        };
+        match source {
+            Source::Replay(policy) => {
+                let autoscaler = policy.compile_as(model.kubernetes)?;
+                let run = run_policy(&policy.name, &autoscaler, load, &model, bucket, progress);
+                Ok::<_, SimError>(point(&run.scores))
+            }
+            Source::OwnReplay(scores) => Ok(point(scores)),
+        }
     });
     let mut frontiers: Vec<TunedFrontier> = Vec::new();
     for ((i, _, _), run) in jobs.iter().zip(runs) {
@@ -213,13 +234,20 @@ pub fn tuned_frontiers(
     Ok(frontiers)
 }
 
-/// Replays [`tuned_frontiers`] makes for `policies` (for a progress bar's length).
+/// Replays [`tuned_frontiers`] makes for `policies` (for a progress bar's length): every
+/// swept shortfall but the one each objective already names.
 pub fn tuned_runs(policies: &[Policy]) -> u64 {
-    let tuned = policies
+    let runs: usize = policies
         .iter()
-        .filter(|p| p.spec.objective.is_some())
-        .count();
-    (tuned * SWEPT_SHORTFALLS.len()) as u64
+        .filter_map(|p| p.spec.objective.as_ref())
+        .map(|o| {
+            SWEPT_SHORTFALLS
+                .iter()
+                .filter(|s| **s != o.shortfall)
+                .count()
+        })
+        .sum();
+    runs as u64
 }
 
 #[cfg(test)]

@@ -71,7 +71,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let mut summary: serde_json::Value = serde_json::from_str(&text)?;
-    let frontiers = tuned_frontiers(&policies, &load, &model, &|_| {})?;
+    let own: Vec<_> = simulation.policies.iter().map(|p| &p.scores).collect();
+    let frontiers = tuned_frontiers(&policies, &own, &load, &model, &|_| {})?;
     summary["tuned"] = serde_json::to_value(frontiers)?;
     println!("{}", serde_json::to_string_pretty(&summary)?);
     Ok(())
