@@ -591,8 +591,8 @@ pub struct PerObjectSettings {
     pub legacy_scale_up_limit: LegacyScaleUpLimit,
     /// The Kubernetes release whose HPA the decision reproduces.
     pub kubernetes: KubernetesVersion,
-    /// Whether decisions explain themselves: the decision record (`status.lastDecision`),
-    /// the targets' summary and the prediction condition's message. A replay that keeps only
+    /// Whether decisions explain themselves: the decision record (`status.lastDecision`, its
+    /// proposals and limits), the targets' summary and the conditions' messages. A replay that keeps only
     /// scores turns it off, since it reads none of it and building the text was about a
     /// quarter of its time; every count, condition status and reason, and prediction's
     /// status are the same either way.

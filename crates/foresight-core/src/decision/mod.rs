@@ -626,7 +626,8 @@ impl Decision {
     }
 
     /// What shaped the decision: the last limit that changed it, else why scaling is inactive,
-    /// else `Recommendation` (the `reason` label of the decision metrics).
+    /// else `Recommendation` (the `reason` label of the decision metrics). The limits are
+    /// the decision record's, kept only when the autoscaler explains (`settings.explain`).
     pub fn shaped_by(&self) -> &str {
         self.record
             .limits
@@ -655,6 +656,8 @@ impl Decision {
     }
 
     fn set_parts(&mut self, type_: &str, status: bool, reason: &str, message: &[&str]) {
+        // Without the explanation, conditions keep their status and reason only.
+        let message = if self.explain { message } else { &[] };
         conditions::set_parts(
             &mut self.status.conditions,
             type_,
@@ -679,6 +682,9 @@ impl Decision {
     }
 
     fn limit(&mut self, stage: &str, from: i32, to: i32, reason: &str, message: &str) {
+        if !self.explain {
+            return;
+        }
         self.record.limits.push(LimitRecord {
             stage: stage.to_owned(),
             from,
