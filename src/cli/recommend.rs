@@ -496,7 +496,7 @@ fn model_for(predictive: &Autoscaler, history: &History, ctx: &Run) -> ModelConf
         prediction_proposed: false,
     };
     ModelConfig {
-        refit_interval_seconds: foresight_sim::tuner::REPLAY_REFIT_SECONDS,
+        refit_interval_seconds: foresight_sim::recommend::REFIT_SECONDS,
         recording: Recording::ScoresOnly,
         kubernetes: ctx.kubernetes,
         ..assumptions.model(predictive)

@@ -88,20 +88,28 @@ pub fn demotion(
         return None;
     }
     let threshold = policy.max_error_percent as f64;
-    let window = foresight_api::duration::format_duration(std::time::Duration::from_secs(
-        policy.accuracy_window_seconds.max(0).unsigned_abs(),
-    ));
+    // Formatted only when it is said: this runs on every decision.
+    let window = || {
+        foresight_api::duration::format_duration(std::time::Duration::from_secs(
+            policy.accuracy_window_seconds.max(0).unsigned_abs(),
+        ))
+    };
     match accuracy.filter(|a| a.samples >= MIN_SAMPLES_TO_JUDGE) {
         Some(a) if a.error_percent > threshold => Some(format!(
-            "forecast error {:.0}% > {threshold:.0}% over the last {window} ({} samples, MAPE \
+            "forecast error {:.0}% > {threshold:.0}% over the last {} ({} samples, MAPE \
              {:.0}%, under-forecast {:.0}% of the time)",
-            a.error_percent, a.samples, a.mape_percent, a.under_forecast_percent
+            a.error_percent,
+            window(),
+            a.samples,
+            a.mape_percent,
+            a.under_forecast_percent
         )),
         Some(a) if was_demoted && a.error_percent > threshold * RECOVERY_SHARE => Some(format!(
             "forecast error {:.0}% is not yet below {:.0}% (80% of the {threshold:.0}% limit) \
-             over the last {window}",
+             over the last {}",
             a.error_percent,
-            threshold * RECOVERY_SHARE
+            threshold * RECOVERY_SHARE,
+            window()
         )),
         None if was_demoted => {
             Some("forecast error not measured since demotion; waiting for a measurement".into())
@@ -229,14 +237,17 @@ impl Span {
 }
 
 /// The exact replicas a load of `peak_milli` (thousandths of the metric's unit) needs
-/// against the metric's target, and the target as the decision record shows it.
+/// against the metric's target, and the target as the decision record shows it (empty
+/// without `explain`).
 fn replicas_for(
     metric: &Metric,
     peak_milli: f64,
     current: i32,
     pods: &[Pod],
     kubernetes: KubernetesVersion,
+    explain: bool,
 ) -> Result<(f64, String), String> {
+    let text = |make: &dyn Fn() -> String| if explain { make() } else { String::new() };
     match (&metric.source, metric.target) {
         (
             MetricSource::Resource {
@@ -255,17 +266,18 @@ fn replicas_for(
             let average_request =
                 counted.iter().map(|r| *r as f64).sum::<f64>() / counted.len() as f64;
             let per_pod = average_request * f64::from(pct) / 100.0;
-            let request = Quantity::from_milli(average_request as i64);
-            Ok((peak_milli / per_pod, format!("{pct}% of {request} per pod")))
+            let request = || Quantity::from_milli(average_request as i64);
+            let target = text(&|| format!("{pct}% of {} per pod", request()));
+            Ok((peak_milli / per_pod, target))
         }
         (_, Target::AverageValue(t)) => Ok((
             peak_milli / t as f64,
-            format!("{} per pod", Quantity::from_milli(t)),
+            text(&|| format!("{} per pod", Quantity::from_milli(t))),
         )),
         // A Value target scales the current count in proportion, as the HPA does.
         (_, Target::Value(t)) => Ok((
             peak_milli / t as f64 * f64::from(current.max(1)),
-            Quantity::from_milli(t).to_string(),
+            text(&|| Quantity::from_milli(t).to_string()),
         )),
         _ => Err("the metric has no target a forecast can be compared with".to_owned()),
     }
@@ -301,7 +313,14 @@ pub fn forecast_proposal(
     let peak = peak * span.correction.max(0.0);
     let peak_time = Timestamp::from_second(at).unwrap_or(now);
     // Forecasts are in the metric's unit (cores, bytes, requests/s); targets in thousandths.
-    let (exact, target) = replicas_for(metric, peak * 1000.0, current, ctx.pods, ctx.kubernetes)?;
+    let (exact, target) = replicas_for(
+        metric,
+        peak * 1000.0,
+        current,
+        ctx.pods,
+        ctx.kubernetes,
+        ctx.explain,
+    )?;
     if !exact.is_finite() || exact < 0.0 {
         return Err(format!(
             "the forecast peak {peak} gives no meaningful replica count"

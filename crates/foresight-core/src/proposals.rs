@@ -244,13 +244,18 @@ fn resource_replicas(
         Target::Utilization(t) => {
             let p = utilization_replicas(ctx, scale.spec_replicas, t, resource, container, set)?;
             let average = resource_quantity(resource, p.raw_average, ctx);
-            let current = concat(&[&percent(p.utilization), " (", &average.0, ")"]);
+            let (current, target) = if ctx.explain {
+                let current = concat(&[&percent(p.utilization), " (", &average.0, ")"]);
+                (current, percent(t))
+            } else {
+                (String::new(), String::new())
+            };
             let status = MetricValueStatus {
                 average_value: Some(average),
                 average_utilization: Some(p.utilization),
                 value: None,
             };
-            Ok((p.replicas, p.exact, status, current, percent(t)))
+            Ok((p.replicas, p.exact, status, current, target))
         }
         Target::AverageValue(t) => {
             let cpu = *resource == ResourceName::Cpu;

@@ -64,6 +64,9 @@ pub struct ReplicaContext<'a> {
     pub now: Timestamp,
     /// The Kubernetes release whose calculation this is.
     pub kubernetes: KubernetesVersion,
+    /// Whether to format the current value and target for the explanation (see
+    /// `PerObjectSettings::explain`); without it they are left empty.
+    pub explain: bool,
 }
 
 /// Kubernetes' error when the selector matches no pod.

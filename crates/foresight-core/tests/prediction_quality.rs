@@ -386,6 +386,7 @@ proptest! {
             readiness: Readiness::default(),
             now: Timestamp::from_second(now).unwrap(),
             kubernetes: KubernetesVersion::default(),
+            explain: true,
         };
         let p = forecast_proposal(&metric, &f, span, current, &ctx).unwrap();
         let needed = (at_lead / 10.0).ceil() as i32;

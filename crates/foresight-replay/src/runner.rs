@@ -167,6 +167,21 @@ pub fn run_policy_after(
     prior: &[Sample],
     progress: &(dyn Fn(u64) + Sync),
 ) -> PolicyOutcome {
+    // A replay that keeps only scores reads no explanation: the decisions skip building it
+    // (the same decisions, without their text).
+    let quiet;
+    let autoscaler = if model.recording == Recording::ScoresOnly && autoscaler.settings.explain {
+        quiet = Autoscaler {
+            settings: foresight_core::autoscaler::PerObjectSettings {
+                explain: false,
+                ..autoscaler.settings.clone()
+            },
+            ..autoscaler.clone()
+        };
+        &quiet
+    } else {
+        autoscaler
+    };
     let mut replay = Replay::new(name, autoscaler, trace, model, bucket_seconds, prior);
     let span = replay.span;
     let mut unreported = 0u64;
@@ -422,5 +437,56 @@ impl<'a> Replay<'a> {
             timeline: self.recorder.map(Recorder::finish),
             prediction: self.forecaster.map(|f| f.summary().clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::policies_from_manifest;
+    use crate::synthetic::{generate, SyntheticConfig};
+
+    /// A replay that keeps only scores decides without building the explanation; it must
+    /// decide exactly as one that records everything.
+    #[test]
+    fn a_scores_only_replay_decides_as_a_full_one() {
+        let manifest = "apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 40
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
+  prediction:
+    predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 1m, historyLength: 2d}}
+    headroom: {riskBudgetPercent: 5}
+";
+        let autoscaler = policies_from_manifest(manifest, "web").unwrap()[0]
+            .compile()
+            .unwrap();
+        assert!(autoscaler.settings.explain);
+        let load = LoadTrace::new(generate(&SyntheticConfig {
+            days: 4,
+            seed: 3,
+            ..Default::default()
+        }))
+        .unwrap()
+        .scaled_to_peak(12.0);
+        let run = |recording| {
+            let model = ModelConfig {
+                recording,
+                refit_interval_seconds: 4 * 3600,
+                ..Default::default()
+            };
+            run_policy("web", &autoscaler, &load, &model, 3600, &|_| {})
+        };
+        let (full, scores_only) = (run(Recording::Full), run(Recording::ScoresOnly));
+        assert!(full.scores.scale_events > 0 && full.scores.replica_hours > 0.0);
+        assert_eq!(full.scores, scores_only.scores);
+        assert_eq!(full.prediction, scores_only.prediction);
+        assert!(full.prediction.is_some_and(|p| p.ready_refits > 0));
     }
 }

@@ -11,9 +11,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use foresight_core::autoscaler::Autoscaler;
 use foresight_sim::parallel::{parallel_map, threads_for};
 use foresight_sim::policy::policies_from_manifest;
-use foresight_sim::recommend::recommend;
+use foresight_sim::recommend::{recommend, REFIT_SECONDS};
 use foresight_sim::synthetic::{generate, SyntheticConfig};
-use foresight_sim::tuner::REPLAY_REFIT_SECONDS;
 use foresight_sim::{LoadTrace, ModelConfig, Recording};
 
 /// An imported HPA at 60% of requests, with prediction added and an objective up to 90%, as
@@ -58,7 +57,7 @@ fn load(i: usize) -> LoadTrace {
 fn model() -> ModelConfig {
     ModelConfig {
         recording: Recording::ScoresOnly,
-        refit_interval_seconds: REPLAY_REFIT_SECONDS,
+        refit_interval_seconds: REFIT_SECONDS,
         short_from_share: foresight_sim::evaluation::SATURATED,
         ..Default::default()
     }

@@ -202,6 +202,8 @@ pub struct Decision {
     pub record: DecisionRecord,
     /// The Kubernetes release decided as.
     kubernetes: KubernetesVersion,
+    /// Whether to build the explanation (`PerObjectSettings::explain`).
+    explain: bool,
 }
 
 /// What happened when the shell tried to write `scale_to`.
@@ -409,6 +411,7 @@ impl Decision {
             error: None,
             scope: StatusScope::Full,
             kubernetes: autoscaler.settings.kubernetes,
+            explain: autoscaler.settings.explain,
             record: DecisionRecord {
                 time: now,
                 strategy: match autoscaler.strategy {
@@ -605,7 +608,7 @@ impl Decision {
         };
         self.record.desired_replicas = desired;
         self.record.rescale = self.rescale;
-        if self.record.summary.is_empty() {
+        if self.record.summary.is_empty() && self.explain {
             self.record.summary = self.summary(autoscaler);
         }
     }
@@ -623,7 +626,8 @@ impl Decision {
     }
 
     /// What shaped the decision: the last limit that changed it, else why scaling is inactive,
-    /// else `Recommendation` (the `reason` label of the decision metrics).
+    /// else `Recommendation` (the `reason` label of the decision metrics). The limits are
+    /// the decision record's, kept only when the autoscaler explains (`settings.explain`).
     pub fn shaped_by(&self) -> &str {
         self.record
             .limits
@@ -637,11 +641,23 @@ impl Decision {
             .unwrap_or("Recommendation")
     }
 
+    /// `make()` when the decision explains itself, else nothing (see
+    /// `PerObjectSettings::explain`).
+    fn text(&self, make: impl FnOnce() -> String) -> String {
+        if self.explain {
+            make()
+        } else {
+            String::new()
+        }
+    }
+
     fn set(&mut self, type_: &str, status: bool, reason: &str, message: &str) {
         self.set_parts(type_, status, reason, &[message]);
     }
 
     fn set_parts(&mut self, type_: &str, status: bool, reason: &str, message: &[&str]) {
+        // Without the explanation, conditions keep their status and reason only.
+        let message = if self.explain { message } else { &[] };
         conditions::set_parts(
             &mut self.status.conditions,
             type_,
@@ -666,6 +682,9 @@ impl Decision {
     }
 
     fn limit(&mut self, stage: &str, from: i32, to: i32, reason: &str, message: &str) {
+        if !self.explain {
+            return;
+        }
         self.record.limits.push(LimitRecord {
             stage: stage.to_owned(),
             from,
@@ -693,6 +712,7 @@ impl Decision {
             readiness: a.settings.readiness,
             now: self.time,
             kubernetes: a.settings.kubernetes,
+            explain: self.explain,
         };
         let mut candidates: Vec<Candidate> = Vec::with_capacity(a.metrics.len() + 2);
         let (exact, failures) = self.metric_proposals(a, obs, scale, &ctx, &mut candidates);
@@ -799,20 +819,21 @@ impl Decision {
         let mut failures = MetricFailures::default();
         for (i, metric) in a.metrics.iter().enumerate() {
             let data = obs.metrics.get(i).map_or(&NO_DATA, |m| &m.reading);
-            let friendly = metric.friendly_name().to_owned();
             let resources = &obs.resource_metrics;
             match evaluate(metric, data, resources, scale, &a.namespace, ctx) {
                 Ok(p) => {
                     statuses[i] = p.status;
                     exact[i] = Some(p.exact);
-                    self.record.proposals.push(ProposalRecord {
-                        source: "metric".to_owned(),
-                        name: friendly,
-                        replicas: Some(p.replicas),
-                        current: Some(p.current),
-                        target: Some(p.target),
-                        ..Default::default()
-                    });
+                    if self.explain {
+                        self.record.proposals.push(ProposalRecord {
+                            source: "metric".to_owned(),
+                            name: metric.friendly_name().to_owned(),
+                            replicas: Some(p.replicas),
+                            current: Some(p.current),
+                            target: Some(p.target),
+                            ..Default::default()
+                        });
+                    }
                     candidates.push(Candidate {
                         replicas: p.replicas,
                         name: Cow::Borrowed(metric.display_name()),
@@ -822,7 +843,7 @@ impl Decision {
                     self.warn(f.reason, f.message.clone());
                     self.record.proposals.push(ProposalRecord {
                         source: "metric".to_owned(),
-                        name: friendly,
+                        name: metric.friendly_name().to_owned(),
                         error: Some(f.message.clone()),
                         ..Default::default()
                     });
@@ -1106,10 +1127,12 @@ impl Decision {
                     .metrics_in_status_on_failure()
                 {
                     status.current_metrics = self.metric_statuses.take().unwrap_or_default();
-                    status.targets = Some(targets::summary(&targets::metric_targets(
-                        &autoscaler.metrics,
-                        &status.current_metrics,
-                    )));
+                    status.targets = self.explain.then(|| {
+                        targets::summary(&targets::metric_targets(
+                            &autoscaler.metrics,
+                            &status.current_metrics,
+                        ))
+                    });
                 }
             }
             StatusScope::Full => {
@@ -1122,10 +1145,12 @@ impl Decision {
                 };
                 status.desired_replicas = Some(desired);
                 status.current_metrics = self.metric_statuses.take().unwrap_or_default();
-                status.targets = Some(targets::summary(&targets::metric_targets(
-                    &autoscaler.metrics,
-                    &status.current_metrics,
-                )));
+                status.targets = self.explain.then(|| {
+                    targets::summary(&targets::metric_targets(
+                        &autoscaler.metrics,
+                        &status.current_metrics,
+                    ))
+                });
                 if scaled_at.is_some() {
                     status.last_scale_time = scaled_at;
                 }

@@ -170,7 +170,9 @@ impl Decision {
             (need, seen.headroom, policy.headroom_quantile)
         {
             if self.headroom_candidate(metric, h, need, scale, ctx, candidates) {
-                outcome.in_use.push(format!("{id} (headroom)"));
+                outcome
+                    .in_use
+                    .push(self.text(|| format!("{id} (headroom)")));
             }
         }
         (outcome, record)
@@ -207,6 +209,13 @@ impl Decision {
         candidates: &mut Vec<Candidate>,
     ) -> Result<String, String> {
         let p = forecast_proposal(metric, f, span, scale.spec_replicas, ctx)?;
+        if !self.explain {
+            candidates.push(Candidate {
+                replicas: p.replicas,
+                name: Cow::Borrowed("prediction"),
+            });
+            return Ok(String::new());
+        }
         let period = match f.period_seconds {
             Some(86_400) => ", daily period".to_owned(),
             Some(604_800) => ", weekly period".to_owned(),
@@ -278,6 +287,13 @@ impl Decision {
             return false;
         }
         let replicas = ceil_i32(carried + extra);
+        if !self.explain {
+            candidates.push(Candidate {
+                replicas,
+                name: Cow::Borrowed("headroom"),
+            });
+            return true;
+        }
         self.record.proposals.push(ProposalRecord {
             source: "headroom".to_owned(),
             name: metric.friendly_name().to_owned(),
@@ -304,6 +320,9 @@ impl Decision {
 
     /// Records why the metric's prediction proposed nothing.
     fn record_idle(&mut self, metric: &Metric, idle: &Idle) {
+        if !self.explain {
+            return;
+        }
         let reason = match idle {
             Idle::NotReady(r) | Idle::Failed(r) => r.clone(),
             Idle::Demoted(r) => format!("demoted: {r}"),
@@ -346,52 +365,50 @@ impl Decision {
                 missing.pop();
             }
         }
-        let (status, reason, message) = match (in_use.is_empty(), missing.is_empty()) {
-            (false, true) => (
-                true,
-                "PredictSucceed",
-                format!("forecasts in use: {}", in_use.join(", ")),
+        let (status, reason) =
+            prediction_condition(&in_use, &missing, &no_saving, &demoted, failed);
+        let message = match reason {
+            _ if !self.explain => String::new(),
+            "PredictSucceed" => format!("forecasts in use: {}", in_use.join(", ")),
+            "PredictPartial" => format!(
+                "forecasts in use: {}; observed metrics only for {}",
+                in_use.join(", "),
+                missing.join("; ")
             ),
-            (false, false) => (
-                false,
-                "PredictPartial",
-                format!(
-                    "forecasts in use: {}; observed metrics only for {}",
-                    in_use.join(", "),
-                    missing.join("; ")
-                ),
+            "NoSavingInReplay" => format!(
+                "prediction off where replaying the recent history showed no saving at equal \
+                 shortfall, scaling on observed metrics: {}",
+                no_saving.join("; ")
             ),
-            _ if !no_saving.is_empty() => (
-                false,
-                "NoSavingInReplay",
-                format!(
-                    "prediction off where replaying the recent history showed no saving at equal \
-                     shortfall, scaling on observed metrics: {}",
-                    no_saving.join("; ")
-                ),
+            "ForecastInaccurate" => format!(
+                "prediction demoted, scaling on observed metrics: {}",
+                demoted.join("; ")
             ),
-            _ if !demoted.is_empty() => (
-                false,
-                "ForecastInaccurate",
-                format!(
-                    "prediction demoted, scaling on observed metrics: {}",
-                    demoted.join("; ")
-                ),
-            ),
-            _ => (
-                false,
-                if failed {
-                    "PredictFailed"
-                } else {
-                    "PredictNotReady"
-                },
-                format!(
-                    "no forecast in use, scaling on observed metrics: {}",
-                    missing.join("; ")
-                ),
+            _ => format!(
+                "no forecast in use, scaling on observed metrics: {}",
+                missing.join("; ")
             ),
         };
         self.set(PREDICTION_READY, status, reason, &message);
+    }
+}
+
+/// The `PredictionReady` condition's status and reason, as [`Decision::set_prediction_condition`]
+/// chooses them, without the message.
+fn prediction_condition(
+    in_use: &[String],
+    missing: &[String],
+    no_saving: &[String],
+    demoted: &[String],
+    failed: bool,
+) -> (bool, &'static str) {
+    match (in_use.is_empty(), missing.is_empty()) {
+        (false, true) => (true, "PredictSucceed"),
+        (false, false) => (false, "PredictPartial"),
+        _ if !no_saving.is_empty() => (false, "NoSavingInReplay"),
+        _ if !demoted.is_empty() => (false, "ForecastInaccurate"),
+        _ if failed => (false, "PredictFailed"),
+        _ => (false, "PredictNotReady"),
     }
 }
 

@@ -73,6 +73,7 @@ pub fn check(input: &Value, expect: &Value, kubernetes: KubernetesVersion) -> Re
         readiness: cfg.readiness,
         now,
         kubernetes,
+        explain: true,
     };
     let outcome = evaluate(
         &metric,
