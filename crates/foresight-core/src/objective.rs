@@ -44,6 +44,11 @@ pub struct Knobs {
     pub risk_budget_percent: Option<f64>,
     /// Whether prediction (forecast and headroom) proposes.
     pub prediction: bool,
+    /// With prediction: the forecast carries the headroom, sized for the load seen plus the
+    /// rise it foresees plus the margin its own errors call for at this budget (percent of the lead stretches it may
+    /// fall short in), at the pods' capacity, while the observed metrics propose at the
+    /// point's target. `None`: learned headroom, as written.
+    pub forecast_budget_percent: Option<f64>,
 }
 
 impl Knobs {
@@ -90,6 +95,11 @@ impl OperatingPoint {
         }
         if !self.knobs.prediction {
             knobs.push("no prediction".to_owned());
+        } else if let Some(b) = self.knobs.forecast_budget_percent {
+            knobs.push(format!(
+                "the forecast carrying the headroom at a {}% budget",
+                percent(b)
+            ));
         } else if let Some(b) = self.knobs.risk_budget_percent {
             knobs.push(format!("{}% risk budget", percent(b)));
         }
@@ -175,6 +185,7 @@ impl OperatingPoint {
         let minutes = |seconds: i64| seconds as f64 / 60.0;
         Some(OperatingPoint {
             knobs: Knobs {
+                forecast_budget_percent: None,
                 utilization: s.target_utilization,
                 risk_budget_percent,
                 prediction: s.prediction,
@@ -246,6 +257,10 @@ impl Autoscaler {
                     p.headroom_quantile = Some(1.0 - b / 100.0);
                 }
             }
+            p.forecast_error_budget = knobs
+                .forecast_budget_percent
+                .filter(|b| knobs.prediction && *b > 0.0 && *b < 100.0)
+                .map(|b| b / 100.0);
         }
         a
     }
@@ -258,6 +273,7 @@ mod tests {
     fn point(prediction: bool, under: f64, hours: f64, meets: bool) -> OperatingPoint {
         OperatingPoint {
             knobs: Knobs {
+                forecast_budget_percent: None,
                 utilization: Some(82),
                 risk_budget_percent: Some(5.0),
                 prediction,

@@ -365,6 +365,7 @@ fn operating_point() -> impl Strategy<Value = OperatingPoint> {
         .prop_map(
             |(utilization, budget, prediction, meets, figures)| OperatingPoint {
                 knobs: Knobs {
+                    forecast_budget_percent: None,
                     utilization,
                     risk_budget_percent: budget,
                     prediction,

@@ -24,6 +24,9 @@ use crate::simulation::bucket_seconds;
 
 /// The headroom risk budgets tried with prediction, percent.
 pub const RISK_BUDGETS: [f64; 3] = [1.0, 5.0, 20.0];
+/// The budgets tried with the forecast carrying the headroom (percent of the lead stretches
+/// its margin may fall short in), at each target hotter than the one as written.
+pub const FORECAST_BUDGETS: [f64; 2] = [0.25, 2.0];
 /// Targets tried above the one as written, evenly up to `maxUtilization`.
 pub const HOTTER_TARGETS: i32 = 2;
 /// The point in use is kept while it meets the objective and costs at most this share more
@@ -61,8 +64,10 @@ impl Replayed {
 
 /// The operating points tried for `autoscaler`: the spec without prediction at each target,
 /// and with prediction at each target and risk budget (only the spec's own budget when it
-/// learns no headroom). The first is the spec without prediction at its own targets.
-pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
+/// learns no headroom), and, where the shell learns the forecast's errors
+/// (`forecast_errors`), with the forecast carrying the headroom at each hotter target and
+/// each of [`FORECAST_BUDGETS`]. The first is the spec without prediction at its own targets.
+pub fn candidates(autoscaler: &Autoscaler, forecast_errors: bool) -> Vec<Knobs> {
     let written = autoscaler.first_utilization();
     let targets: Vec<Option<i32>> = match (written, autoscaler.max_utilization()) {
         (Some(own), Some(max)) if max > own => {
@@ -84,6 +89,7 @@ pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
     let mut out = Vec::new();
     for &utilization in &targets {
         out.push(Knobs {
+            forecast_budget_percent: None,
             utilization,
             risk_budget_percent: None,
             prediction: false,
@@ -92,10 +98,25 @@ pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
     for &utilization in &targets {
         for &risk_budget_percent in &budgets {
             out.push(Knobs {
+                forecast_budget_percent: None,
                 utilization,
                 risk_budget_percent,
                 prediction: true,
             });
+        }
+    }
+    // The forecast carrying the headroom only pays where the observed metrics may run
+    // hotter than written: at the written target it only adds to what they propose.
+    if forecast_errors && !budgets.is_empty() {
+        for &utilization in targets.iter().filter(|t| **t > written) {
+            for &b in &FORECAST_BUDGETS {
+                out.push(Knobs {
+                    forecast_budget_percent: Some(b),
+                    utilization,
+                    risk_budget_percent: None,
+                    prediction: true,
+                });
+            }
         }
     }
     out
@@ -143,8 +164,11 @@ pub fn choose(
 }
 
 /// Replays the newer part of `history` (samples `interval` seconds apart, the metric's load)
-/// under every candidate and chooses the operating point for `objective` at `now`. `Err`
-/// says why there is none yet (too little history).
+/// under every candidate and chooses the operating point for `objective` at `now`;
+/// `forecast_errors`: whether the shell learns the forecast's errors, so that the forecast
+/// may carry the headroom at the point chosen (see [`candidates`]). `Err` says why there is
+/// none yet (too little history).
+#[allow(clippy::too_many_arguments)]
 pub fn tune(
     autoscaler: &Autoscaler,
     objective: &Objective,
@@ -153,6 +177,7 @@ pub fn tune(
     now: i64,
     assumptions: Assumptions,
     previous: Option<&Knobs>,
+    forecast_errors: bool,
 ) -> Result<OperatingPoint, String> {
     let (Some(first), Some(last)) = (history.first(), history.last()) else {
         return Err("no history to replay".to_owned());
@@ -174,7 +199,7 @@ pub fn tune(
         refit_interval_seconds: REPLAY_REFIT_SECONDS,
         ..assumptions.model(autoscaler)
     };
-    let replayed: Vec<Replayed> = candidates(autoscaler)
+    let replayed: Vec<Replayed> = candidates(autoscaler, forecast_errors)
         .into_iter()
         .map(|knobs| replay_candidate(autoscaler, knobs, training, &load, &model))
         .collect();
@@ -263,10 +288,11 @@ spec:
     #[test]
     fn candidates_start_with_reactive_and_stay_at_or_below_max_utilization() {
         let a = autoscaler("{shortfall: AsReactive, maxUtilization: 90}");
-        let c = candidates(&a);
+        let c = candidates(&a, true);
         assert_eq!(
             c[0],
             Knobs {
+                forecast_budget_percent: None,
                 utilization: Some(75),
                 risk_budget_percent: None,
                 prediction: false
@@ -275,11 +301,18 @@ spec:
         let targets: Vec<i32> = c.iter().filter_map(|k| k.utilization).collect();
         assert_eq!(targets.iter().max(), Some(&90));
         assert!(targets.iter().all(|t| (75..=90).contains(t)));
-        // Three targets, each without prediction and with three risk budgets.
-        assert_eq!(c.len(), 3 * 4);
-        let written = candidates(&autoscaler("{shortfall: \"1%\"}"));
+        // Three targets, each without prediction and with three risk budgets; the two
+        // hotter ones also with the forecast carrying the headroom at two budgets.
+        assert_eq!(c.len(), 3 * 4 + 2 * 2);
+        assert!(c
+            .iter()
+            .filter(|k| k.forecast_budget_percent.is_some())
+            .all(|k| k.prediction && k.utilization > Some(75)));
+        let written = candidates(&autoscaler("{shortfall: \"1%\"}"), true);
         assert!(written.iter().all(|k| k.utilization == Some(75)));
         assert_eq!(written.len(), 4);
+        // Where the shell does not learn the forecast's errors, none carries the headroom.
+        assert_eq!(candidates(&a, false).len(), 3 * 4);
     }
 
     /// `days` of minutes at 4 cores, with a burst to 8.5 cores every five minutes from 10:00
@@ -314,6 +347,7 @@ spec:
             5 * 86_400,
             assumptions,
             None,
+            true,
         )
         .unwrap();
         assert!(p.meets, "{}", p.describe());
@@ -351,6 +385,7 @@ spec:
             86_400,
             assumptions,
             None,
+            true,
         )
         .unwrap_err();
         assert!(err.contains("needs 2 days"), "{err}");
@@ -365,6 +400,7 @@ spec:
             v.into_iter()
                 .map(|(under_minutes, replica_hours, t, prediction)| Replayed {
                     knobs: Knobs {
+                        forecast_budget_percent: None,
                         utilization: Some(75 + 5 * t),
                         risk_budget_percent: Some(f64::from(t)),
                         prediction,

@@ -107,6 +107,9 @@ impl Lesson {
             now,
             w.assumptions,
             self.point.as_ref(),
+            // The forecast cache does not learn the forecast's errors yet, so no point where
+            // the forecast carries the headroom is offered (it could not run as replayed).
+            false,
         )
         .ok()
     }
