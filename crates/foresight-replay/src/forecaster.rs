@@ -4,8 +4,8 @@
 
 use std::collections::VecDeque;
 
-use foresight_core::autoscaler::Autoscaler;
-use foresight_core::objective::{Objective, OperatingPoint};
+use foresight_core::autoscaler::{Autoscaler, Horizon};
+use foresight_core::objective::{Knobs, Objective, OperatingPoint};
 use foresight_core::prediction::EvaluationInput;
 
 use crate::evaluation::Assumptions;
@@ -23,6 +23,50 @@ use crate::meter::Meter;
 
 /// Days of a replay's seeded history whose forecast errors are learned before it starts.
 pub const BACKFILL_DAYS: i64 = 2;
+
+/// Learns the forecast's errors from `history` (samples `interval` seconds apart) as a shell
+/// that had been forecasting all along would have recorded them: each of its last
+/// [`BACKFILL_DAYS`] days is forecast from the history before it and compared with what
+/// followed, for decisions sizing for the stretch `lead` seconds ahead. A replay runs it on
+/// the history it is seeded with, the controller's forecast cache on the history it reads at
+/// its first refresh: the same errors from the same history.
+pub fn backfill_errors(
+    errors: &mut ForecastErrors,
+    config: &PredictorConfig,
+    plans: &mut Workspace,
+    history: &[Sample],
+    interval: i64,
+    lead: (i64, i64),
+) {
+    let Some(last) = history.last() else { return };
+    let end = last.ts.saturating_add(interval);
+    for day in (1..=BACKFILL_DAYS).rev() {
+        let cut = end.saturating_sub(day * 86_400);
+        let before = history.partition_point(|s| s.ts < cut);
+        if let Prediction::Ready(f) = predict_with(plans, config, &history[..before], cut) {
+            let upto = cut.saturating_add(86_400).min(end);
+            errors.record(&f, 1.0, history, interval, lead, upto);
+        }
+    }
+}
+
+/// The margin `errors` call for where an operating point `point` lets the forecast carry the
+/// headroom, at its budget (the share of the lead stretches it may fall short in); `None`
+/// at any other point or before any error.
+pub fn carried_margin(errors: &mut ForecastErrors, point: &Knobs) -> Option<ForecastMargin> {
+    let budget = point.forecast_budget_percent.filter(|_| point.prediction)?;
+    errors.retarget(budget / 100.0);
+    errors.margin()
+}
+
+/// The level correction the decisions apply to a forecast, given how accurate the forecasts
+/// have been: the errors of a forecast are measured against it as it was used.
+pub fn correction_in_force(horizon: Horizon, accuracy: Option<&Accuracy>) -> f64 {
+    match horizon {
+        Horizon::LeadTime => foresight_core::forecasting::correction(accuracy),
+        Horizon::Window => 1.0,
+    }
+}
 
 /// The predictor's settings for `autoscaler`, when prediction is on.
 pub fn predictor_config(autoscaler: &Autoscaler) -> Option<PredictorConfig> {
@@ -171,7 +215,7 @@ pub struct Forecaster {
     error_budget: Option<f64>,
     /// The level correction the decisions applied to the forecast in use.
     correction: f64,
-    horizon: foresight_core::autoscaler::Horizon,
+    horizon: Horizon,
 }
 
 /// The predictor's FFT plans, kept from one refit to the next: planning the transforms of a
@@ -237,32 +281,23 @@ impl Forecaster {
         self.history.extend(prior.iter().copied());
     }
 
-    /// Where the forecast carries the headroom, learns its errors from `prior` (the history
-    /// seeded) before the run: each of its last [`BACKFILL_DAYS`] days is forecast from the
-    /// history before it and compared with what followed, for decisions `startup_seconds`
-    /// ahead, as a controller that had been forecasting all along would have recorded them.
+    /// Where the forecast may carry the headroom, learns its errors from `prior` (the history
+    /// seeded) before the run with [`backfill_errors`], for decisions `startup_seconds`
+    /// ahead, as a controller learns them from the history it reads at its first refresh.
     /// Without this a replay of a few days would judge the margin by its first hours' errors.
     pub fn backfill_errors(&mut self, startup_seconds: i64) {
-        if self.error_budget.is_none() {
-            return;
-        }
         let Some(errors) = self.errors.as_mut() else {
             return;
         };
-        let history = self.history.make_contiguous();
-        let Some(last) = history.last() else { return };
-        let end = last.ts.saturating_add(self.interval);
         let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
-        for day in (1..=BACKFILL_DAYS).rev() {
-            let cut = end.saturating_sub(day * 86_400);
-            let before = history.partition_point(|s| s.ts < cut);
-            if let Prediction::Ready(f) =
-                predict_with(&mut self.plans.0, &self.config, &history[..before], cut)
-            {
-                let upto = cut.saturating_add(86_400).min(end);
-                errors.record(&f, 1.0, history, self.interval, lead, upto);
-            }
-        }
+        backfill_errors(
+            errors,
+            &self.config,
+            &mut self.plans.0,
+            self.history.make_contiguous(),
+            self.interval,
+            lead,
+        );
     }
 
     /// The predictor's sample interval, seconds.
@@ -415,12 +450,7 @@ impl Forecaster {
             }
         };
         self.evaluate_if_due(now, observation, startup_seconds, proposing);
-        self.correction = match self.horizon {
-            foresight_core::autoscaler::Horizon::LeadTime => {
-                foresight_core::forecasting::correction(accuracy.as_ref())
-            }
-            foresight_core::autoscaler::Horizon::Window => 1.0,
-        };
+        self.correction = correction_in_force(self.horizon, accuracy.as_ref());
         let margin = self.forecast_margin();
         for seen in observation.metrics.iter_mut().take(self.metrics) {
             seen.forecast_margin = margin.clone();
@@ -439,14 +469,14 @@ impl Forecaster {
     /// The margin the forecast's errors call for, where the forecast carries the headroom:
     /// at the operating point's budget with an objective, the spec's otherwise.
     fn forecast_margin(&mut self) -> Option<ForecastMargin> {
-        let budget = match &self.operating_point {
-            Some(p) if p.knobs.prediction => p.knobs.forecast_budget_percent.map(|b| b / 100.0),
-            Some(_) => None,
-            None => self.error_budget,
-        }?;
         let errors = self.errors.as_mut()?;
-        errors.retarget(budget);
-        errors.margin()
+        match &self.operating_point {
+            Some(p) => carried_margin(errors, &p.knobs),
+            None => {
+                errors.retarget(self.error_budget?);
+                errors.margin()
+            }
+        }
     }
 
     /// Chooses a new operating point once a day, with `spec.objective`: the history so far
@@ -476,8 +506,6 @@ impl Forecaster {
             now,
             assumptions,
             previous.as_ref(),
-            // The simulation learns the forecast's errors (`errors`) with an objective.
-            self.errors.is_some(),
         ) {
             self.summary.operating_points.push(OperatingPointSummary {
                 at: now,

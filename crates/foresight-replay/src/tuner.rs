@@ -64,10 +64,11 @@ impl Replayed {
 
 /// The operating points tried for `autoscaler`: the spec without prediction at each target,
 /// and with prediction at each target and risk budget (only the spec's own budget when it
-/// learns no headroom), and, where the shell learns the forecast's errors
-/// (`forecast_errors`), with the forecast carrying the headroom at each hotter target and
-/// each of [`FORECAST_BUDGETS`]. The first is the spec without prediction at its own targets.
-pub fn candidates(autoscaler: &Autoscaler, forecast_errors: bool) -> Vec<Knobs> {
+/// learns no headroom), and with the forecast carrying the headroom at each hotter target and
+/// each of [`FORECAST_BUDGETS`] (the simulator's forecaster and the controller's forecast
+/// cache both learn the forecast's errors with an objective, so both can run such a point).
+/// The first is the spec without prediction at its own targets.
+pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
     let written = autoscaler.first_utilization();
     let targets: Vec<Option<i32>> = match (written, autoscaler.max_utilization()) {
         (Some(own), Some(max)) if max > own => {
@@ -107,7 +108,7 @@ pub fn candidates(autoscaler: &Autoscaler, forecast_errors: bool) -> Vec<Knobs> 
     }
     // The forecast carrying the headroom only pays where the observed metrics may run
     // hotter than written: at the written target it only adds to what they propose.
-    if forecast_errors && !budgets.is_empty() {
+    if !budgets.is_empty() {
         for &utilization in targets.iter().filter(|t| **t > written) {
             for &b in &FORECAST_BUDGETS {
                 out.push(Knobs {
@@ -164,11 +165,8 @@ pub fn choose(
 }
 
 /// Replays the newer part of `history` (samples `interval` seconds apart, the metric's load)
-/// under every candidate and chooses the operating point for `objective` at `now`;
-/// `forecast_errors`: whether the shell learns the forecast's errors, so that the forecast
-/// may carry the headroom at the point chosen (see [`candidates`]). `Err` says why there is
-/// none yet (too little history).
-#[allow(clippy::too_many_arguments)]
+/// under every candidate and chooses the operating point for `objective` at `now`. `Err`
+/// says why there is none yet (too little history).
 pub fn tune(
     autoscaler: &Autoscaler,
     objective: &Objective,
@@ -177,7 +175,6 @@ pub fn tune(
     now: i64,
     assumptions: Assumptions,
     previous: Option<&Knobs>,
-    forecast_errors: bool,
 ) -> Result<OperatingPoint, String> {
     let (Some(first), Some(last)) = (history.first(), history.last()) else {
         return Err("no history to replay".to_owned());
@@ -199,7 +196,7 @@ pub fn tune(
         refit_interval_seconds: REPLAY_REFIT_SECONDS,
         ..assumptions.model(autoscaler)
     };
-    let replayed: Vec<Replayed> = candidates(autoscaler, forecast_errors)
+    let replayed: Vec<Replayed> = candidates(autoscaler)
         .into_iter()
         .map(|knobs| replay_candidate(autoscaler, knobs, training, &load, &model))
         .collect();
@@ -288,7 +285,7 @@ spec:
     #[test]
     fn candidates_start_with_reactive_and_stay_at_or_below_max_utilization() {
         let a = autoscaler("{shortfall: AsReactive, maxUtilization: 90}");
-        let c = candidates(&a, true);
+        let c = candidates(&a);
         assert_eq!(
             c[0],
             Knobs {
@@ -308,11 +305,9 @@ spec:
             .iter()
             .filter(|k| k.forecast_budget_percent.is_some())
             .all(|k| k.prediction && k.utilization > Some(75)));
-        let written = candidates(&autoscaler("{shortfall: \"1%\"}"), true);
+        let written = candidates(&autoscaler("{shortfall: \"1%\"}"));
         assert!(written.iter().all(|k| k.utilization == Some(75)));
         assert_eq!(written.len(), 4);
-        // Where the shell does not learn the forecast's errors, none carries the headroom.
-        assert_eq!(candidates(&a, false).len(), 3 * 4);
     }
 
     /// `days` of minutes at 4 cores, with a burst to 8.5 cores every five minutes from 10:00
@@ -347,7 +342,6 @@ spec:
             5 * 86_400,
             assumptions,
             None,
-            true,
         )
         .unwrap();
         assert!(p.meets, "{}", p.describe());
@@ -385,7 +379,6 @@ spec:
             86_400,
             assumptions,
             None,
-            true,
         )
         .unwrap_err();
         assert!(err.contains("needs 2 days"), "{err}");
