@@ -159,6 +159,10 @@ pub struct OperatingPointStatus {
     /// The headroom risk budget it runs at, percent (absent without headroom).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub risk_budget_percent: Option<String>,
+    /// Where the forecast carries the headroom at this point: the share of the lead stretches,
+    /// percent, its margin may fall short in (absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast_budget_percent: Option<String>,
     /// Whether prediction proposes at this point.
     pub prediction: bool,
     /// Whether its replay met the objective (when no candidate did, the safest runs).

@@ -512,6 +512,12 @@ pub struct PredictionPolicy {
     /// `selfEvaluation`: prediction proposes only where a replay of the recent history shows
     /// it pays.
     pub self_evaluation: bool,
+    /// Set only by an operating point (`spec.objective`'s tuner): the forecast carries the
+    /// headroom. It proposes for the load seen plus the rise it foresees to its peak plus
+    /// the margin its own past errors call for at this budget (a share: the `1 − budget`
+    /// quantile, adjusted online), at the pods' full capacity, in place of learned headroom; the observed metrics keep proposing at the
+    /// point's (hotter) target as a safety net. `None`: as written.
+    pub forecast_error_budget: Option<f64>,
 }
 
 impl PredictionPolicy {
@@ -555,6 +561,7 @@ impl PredictionPolicy {
             history_queries: p.history_queries.clone().unwrap_or_default(),
             headroom_quantile: headroom_quantile(p.headroom.as_ref())?,
             self_evaluation: p.self_evaluation.unwrap_or(true),
+            forecast_error_budget: None,
         }))
     }
 }

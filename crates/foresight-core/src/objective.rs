@@ -44,6 +44,11 @@ pub struct Knobs {
     pub risk_budget_percent: Option<f64>,
     /// Whether prediction (forecast and headroom) proposes.
     pub prediction: bool,
+    /// With prediction: the forecast carries the headroom, sized for the load seen plus the
+    /// rise it foresees plus the margin its own errors call for at this budget (percent of the lead stretches it may
+    /// fall short in), at the pods' capacity, while the observed metrics propose at the
+    /// point's target. `None`: learned headroom, as written.
+    pub forecast_budget_percent: Option<f64>,
 }
 
 impl Knobs {
@@ -90,6 +95,11 @@ impl OperatingPoint {
         }
         if !self.knobs.prediction {
             knobs.push("no prediction".to_owned());
+        } else if let Some(b) = self.knobs.forecast_budget_percent {
+            knobs.push(format!(
+                "the forecast carrying the headroom at a {}% budget",
+                percent(b)
+            ));
         } else if let Some(b) = self.knobs.risk_budget_percent {
             knobs.push(format!("{}% risk budget", percent(b)));
         }
@@ -148,6 +158,11 @@ impl OperatingPoint {
                 .risk_budget_percent
                 .filter(|_| self.knobs.prediction)
                 .map(percent),
+            forecast_budget_percent: self
+                .knobs
+                .forecast_budget_percent
+                .filter(|_| self.knobs.prediction)
+                .map(percent),
             prediction: self.knobs.prediction,
             meets_objective: self.meets,
             under_seconds: whole(self.under_minutes * 60.0),
@@ -164,17 +179,20 @@ impl OperatingPoint {
     /// has replayed again); `None` when the status does not read as one. `written` is the
     /// spec's first Utilization target, for the explanation.
     pub fn from_status(s: &OperatingPointStatus, written: Option<i32>) -> Option<OperatingPoint> {
-        let risk_budget_percent = match &s.risk_budget_percent {
-            Some(text) => Some(
-                text.parse::<f64>()
-                    .ok()
-                    .filter(|b| *b > 0.0 && *b < 100.0)?,
-            ),
-            None => None,
+        let budget = |text: &Option<String>| match text {
+            Some(text) => text
+                .parse::<f64>()
+                .ok()
+                .filter(|b| *b > 0.0 && *b < 100.0)
+                .map(Some),
+            None => Some(None),
         };
+        let risk_budget_percent = budget(&s.risk_budget_percent)?;
+        let forecast_budget_percent = budget(&s.forecast_budget_percent)?;
         let minutes = |seconds: i64| seconds as f64 / 60.0;
         Some(OperatingPoint {
             knobs: Knobs {
+                forecast_budget_percent,
                 utilization: s.target_utilization,
                 risk_budget_percent,
                 prediction: s.prediction,
@@ -246,6 +264,10 @@ impl Autoscaler {
                     p.headroom_quantile = Some(1.0 - b / 100.0);
                 }
             }
+            p.forecast_error_budget = knobs
+                .forecast_budget_percent
+                .filter(|b| knobs.prediction && *b > 0.0 && *b < 100.0)
+                .map(|b| b / 100.0);
         }
         a
     }
@@ -258,6 +280,7 @@ mod tests {
     fn point(prediction: bool, under: f64, hours: f64, meets: bool) -> OperatingPoint {
         OperatingPoint {
             knobs: Knobs {
+                forecast_budget_percent: None,
                 utilization: Some(82),
                 risk_budget_percent: Some(5.0),
                 prediction,
@@ -298,6 +321,17 @@ mod tests {
         let mut garbled = p.status();
         garbled.risk_budget_percent = Some("lots".to_owned());
         assert_eq!(OperatingPoint::from_status(&garbled, Some(75)), None);
+        // A point where the forecast carries the headroom comes back as one.
+        let mut carried = point(true, 12.0, 89.0, true);
+        carried.knobs.risk_budget_percent = None;
+        carried.knobs.forecast_budget_percent = Some(0.25);
+        let status = carried.status();
+        assert_eq!(status.forecast_budget_percent.as_deref(), Some("0.25"));
+        let back = OperatingPoint::from_status(&status, Some(75)).unwrap();
+        assert_eq!(back.knobs, carried.knobs);
+        assert!(back
+            .describe()
+            .contains("carrying the headroom at a 0.25% budget"));
     }
 
     #[test]

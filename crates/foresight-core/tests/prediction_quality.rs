@@ -355,6 +355,7 @@ proptest! {
             history_queries: Default::default(),
             headroom_quantile: None,
             self_evaluation: false,
+            forecast_error_budget: None,
         };
         let reach = forecasting::reach(&policy, &[], sync);
         let lead = startup + sync;

@@ -360,11 +360,15 @@ fn operating_point() -> impl Strategy<Value = OperatingPoint> {
         proptest::option::of(prop_oneof![0.0f64..60.0, Just(f64::NAN), Just(-1.0)]),
         any::<bool>(),
         any::<bool>(),
-        0.0f64..1e6,
+        (
+            0.0f64..1e6,
+            proptest::option::of(prop_oneof![0.0f64..5.0, Just(f64::NAN), Just(100.0)]),
+        ),
     )
         .prop_map(
-            |(utilization, budget, prediction, meets, figures)| OperatingPoint {
+            |(utilization, budget, prediction, meets, (figures, carried))| OperatingPoint {
                 knobs: Knobs {
+                    forecast_budget_percent: carried,
                     utilization,
                     risk_budget_percent: budget,
                     prediction,

@@ -612,7 +612,8 @@ fn conflicts(ctx: &ReconcileContext, autoscaler: &Autoscaler, me: &AutoscalerKey
 }
 
 /// What prediction offers each metric, in spec order: its forecast, the forecasts' accuracy,
-/// the learned headroom and self-evaluation's verdict.
+/// the learned headroom, self-evaluation's verdict and, where the operating point lets the
+/// forecast carry the headroom, the margin its errors call for.
 fn predicted(
     ctx: &ReconcileContext,
     autoscaler: &Autoscaler,
@@ -620,11 +621,19 @@ fn predicted(
     now: Timestamp,
 ) -> Vec<MetricObservation> {
     let mut forecasts = forecast_inputs(ctx, autoscaler, spec_changed, now).into_iter();
-    let (accuracy, learned) = match &ctx.forecasts {
-        Some(cache) => (cache.accuracy(autoscaler), cache.learned(autoscaler)),
+    let (accuracy, learned, margins) = match &ctx.forecasts {
+        Some(cache) => (
+            cache.accuracy(autoscaler),
+            cache.learned(autoscaler),
+            cache.forecast_margins(autoscaler),
+        ),
         None => Default::default(),
     };
-    let (mut accuracy, mut learned) = (accuracy.into_iter(), learned.into_iter());
+    let (mut accuracy, mut learned, mut margins) = (
+        accuracy.into_iter(),
+        learned.into_iter(),
+        margins.into_iter(),
+    );
     autoscaler
         .metrics
         .iter()
@@ -635,6 +644,7 @@ fn predicted(
                 accuracy: accuracy.next().flatten(),
                 headroom,
                 evaluation,
+                forecast_margin: margins.next().flatten(),
                 ..MetricObservation::default()
             }
         })

@@ -482,6 +482,7 @@ mod tests {
             replayed_seconds: 86_400,
             target_utilization: Some(80),
             risk_budget_percent: None,
+            forecast_budget_percent: None,
             prediction: false,
             meets_objective: true,
             under_seconds: 0,

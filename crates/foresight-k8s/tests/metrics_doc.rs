@@ -176,6 +176,7 @@ fn filled_telemetry() -> Arc<Telemetry> {
             replayed_seconds: 259_200,
             target_utilization: Some(70),
             risk_budget_percent: Some("5".into()),
+            forecast_budget_percent: None,
             prediction: true,
             meets_objective: true,
             under_seconds: 600,

@@ -4,13 +4,14 @@
 
 use std::collections::VecDeque;
 
-use foresight_core::autoscaler::Autoscaler;
-use foresight_core::objective::{Objective, OperatingPoint};
+use foresight_core::autoscaler::{Autoscaler, Horizon};
+use foresight_core::objective::{Knobs, Objective, OperatingPoint};
 use foresight_core::prediction::EvaluationInput;
 
 use crate::evaluation::Assumptions;
 use foresight_core::decision::Observation;
 use foresight_core::forecasting::{ForecastInput, HeadroomInput};
+use foresight_core::prediction::conformal::{ForecastErrors, ForecastMargin, DEFAULT_ALPHA};
 use foresight_core::prediction::{
     predict_with, Accuracy, AccuracyTracker, Forecast, Prediction, PredictorConfig, Workspace,
 };
@@ -19,6 +20,53 @@ use serde::Serialize;
 
 use crate::config::ModelConfig;
 use crate::meter::Meter;
+
+/// Days of a replay's seeded history whose forecast errors are learned before it starts.
+pub const BACKFILL_DAYS: i64 = 2;
+
+/// Learns the forecast's errors from `history` (samples `interval` seconds apart) as a shell
+/// that had been forecasting all along would have recorded them: each of its last
+/// [`BACKFILL_DAYS`] days is forecast from the history before it and compared with what
+/// followed, for decisions sizing for the stretch `lead` seconds ahead. A replay runs it on
+/// the history it is seeded with, the controller's forecast cache on the history it reads at
+/// its first refresh: the same errors from the same history.
+pub fn backfill_errors(
+    errors: &mut ForecastErrors,
+    config: &PredictorConfig,
+    plans: &mut Workspace,
+    history: &[Sample],
+    interval: i64,
+    lead: (i64, i64),
+) {
+    let Some(last) = history.last() else { return };
+    let end = last.ts.saturating_add(interval);
+    for day in (1..=BACKFILL_DAYS).rev() {
+        let cut = end.saturating_sub(day * 86_400);
+        let before = history.partition_point(|s| s.ts < cut);
+        if let Prediction::Ready(f) = predict_with(plans, config, &history[..before], cut) {
+            let upto = cut.saturating_add(86_400).min(end);
+            errors.record(&f, 1.0, history, interval, lead, upto);
+        }
+    }
+}
+
+/// The margin `errors` call for where an operating point `point` lets the forecast carry the
+/// headroom, at its budget (the share of the lead stretches it may fall short in); `None`
+/// at any other point or before any error.
+pub fn carried_margin(errors: &mut ForecastErrors, point: &Knobs) -> Option<ForecastMargin> {
+    let budget = point.forecast_budget_percent.filter(|_| point.prediction)?;
+    errors.retarget(budget / 100.0);
+    errors.margin()
+}
+
+/// The level correction the decisions apply to a forecast, given how accurate the forecasts
+/// have been: the errors of a forecast are measured against it as it was used.
+pub fn correction_in_force(horizon: Horizon, accuracy: Option<&Accuracy>) -> f64 {
+    match horizon {
+        Horizon::LeadTime => foresight_core::forecasting::correction(accuracy),
+        Horizon::Window => 1.0,
+    }
+}
 
 /// The predictor's settings for `autoscaler`, when prediction is on.
 pub fn predictor_config(autoscaler: &Autoscaler) -> Option<PredictorConfig> {
@@ -160,6 +208,14 @@ pub struct Forecaster {
     tuned: Option<(Box<Autoscaler>, Objective)>,
     operating_point: Option<OperatingPoint>,
     plans: Plans,
+    /// The forecast's own errors, where it may carry the headroom (the spec's policy says
+    /// so, or an objective's tuner may choose it); `None` otherwise.
+    errors: Option<ForecastErrors>,
+    /// The spec's budget for them (set at an operating point).
+    error_budget: Option<f64>,
+    /// The level correction the decisions applied to the forecast in use.
+    correction: f64,
+    horizon: Horizon,
 }
 
 /// The predictor's FFT plans, kept from one refit to the next: planning the transforms of a
@@ -209,6 +265,13 @@ impl Forecaster {
                 .map(|o| (Box::new(autoscaler.clone()), o)),
             operating_point: None,
             plans: Plans::default(),
+            errors: (policy.forecast_error_budget.is_some() || autoscaler.objective.is_some())
+                .then(|| {
+                    ForecastErrors::new(policy.forecast_error_budget.unwrap_or(DEFAULT_ALPHA))
+                }),
+            error_budget: policy.forecast_error_budget,
+            correction: 1.0,
+            horizon: policy.horizon,
         })
     }
 
@@ -216,6 +279,25 @@ impl Forecaster {
     /// been watching the workload would have it.
     pub fn seed(&mut self, prior: &[Sample]) {
         self.history.extend(prior.iter().copied());
+    }
+
+    /// Where the forecast may carry the headroom, learns its errors from `prior` (the history
+    /// seeded) before the run with [`backfill_errors`], for decisions `startup_seconds`
+    /// ahead, as a controller learns them from the history it reads at its first refresh.
+    /// Without this a replay of a few days would judge the margin by its first hours' errors.
+    pub fn backfill_errors(&mut self, startup_seconds: i64) {
+        let Some(errors) = self.errors.as_mut() else {
+            return;
+        };
+        let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
+        backfill_errors(
+            errors,
+            &self.config,
+            &mut self.plans.0,
+            self.history.make_contiguous(),
+            self.interval,
+            lead,
+        );
     }
 
     /// The predictor's sample interval, seconds.
@@ -296,6 +378,17 @@ impl Forecaster {
         self.last_refit = Some(now);
         // The forecast in use until now meets the history that arrived meanwhile, as the
         // controller's forecast cache compares them at each refresh.
+        let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
+        if let (Some(errors), Some(previous)) = (self.errors.as_mut(), &self.forecast) {
+            errors.record(
+                previous,
+                self.correction,
+                self.history.make_contiguous(),
+                self.interval,
+                lead,
+                now,
+            );
+        }
         match &self.forecast {
             Some(previous) => self.accuracy.record(
                 previous,
@@ -357,7 +450,10 @@ impl Forecaster {
             }
         };
         self.evaluate_if_due(now, observation, startup_seconds, proposing);
+        self.correction = correction_in_force(self.horizon, accuracy.as_ref());
+        let margin = self.forecast_margin();
         for seen in observation.metrics.iter_mut().take(self.metrics) {
+            seen.forecast_margin = margin.clone();
             seen.forecast = input.clone();
             seen.accuracy = accuracy;
             seen.headroom = headroom.clone();
@@ -370,6 +466,19 @@ impl Forecaster {
 }
 
 impl Forecaster {
+    /// The margin the forecast's errors call for, where the forecast carries the headroom:
+    /// at the operating point's budget with an objective, the spec's otherwise.
+    fn forecast_margin(&mut self) -> Option<ForecastMargin> {
+        let errors = self.errors.as_mut()?;
+        match &self.operating_point {
+            Some(p) => carried_margin(errors, &p.knobs),
+            None => {
+                errors.retarget(self.error_budget?);
+                errors.margin()
+            }
+        }
+    }
+
     /// Chooses a new operating point once a day, with `spec.objective`: the history so far
     /// replayed under the tuner's candidates (see [`crate::tuner`]).
     fn tune_if_due(

@@ -243,6 +243,7 @@ impl<'a> Replay<'a> {
         let mut forecaster = Forecaster::for_autoscaler(autoscaler, model);
         if let Some(f) = forecaster.as_mut() {
             f.seed(prior);
+            f.backfill_errors(model.startup_delay_seconds);
         }
         let grid = grid_seconds(sync, model, forecaster.as_ref());
         let pipeline = Pipeline::new(model, Feed::for_autoscaler(autoscaler));

@@ -24,6 +24,9 @@ use crate::simulation::bucket_seconds;
 
 /// The headroom risk budgets tried with prediction, percent.
 pub const RISK_BUDGETS: [f64; 3] = [1.0, 5.0, 20.0];
+/// The budgets tried with the forecast carrying the headroom (percent of the lead stretches
+/// its margin may fall short in), at each target hotter than the one as written.
+pub const FORECAST_BUDGETS: [f64; 2] = [0.25, 2.0];
 /// Targets tried above the one as written, evenly up to `maxUtilization`.
 pub const HOTTER_TARGETS: i32 = 2;
 /// The point in use is kept while it meets the objective and costs at most this share more
@@ -61,7 +64,10 @@ impl Replayed {
 
 /// The operating points tried for `autoscaler`: the spec without prediction at each target,
 /// and with prediction at each target and risk budget (only the spec's own budget when it
-/// learns no headroom). The first is the spec without prediction at its own targets.
+/// learns no headroom), and with the forecast carrying the headroom at each hotter target and
+/// each of [`FORECAST_BUDGETS`] (the simulator's forecaster and the controller's forecast
+/// cache both learn the forecast's errors with an objective, so both can run such a point).
+/// The first is the spec without prediction at its own targets.
 pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
     let written = autoscaler.first_utilization();
     let targets: Vec<Option<i32>> = match (written, autoscaler.max_utilization()) {
@@ -84,6 +90,7 @@ pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
     let mut out = Vec::new();
     for &utilization in &targets {
         out.push(Knobs {
+            forecast_budget_percent: None,
             utilization,
             risk_budget_percent: None,
             prediction: false,
@@ -92,10 +99,25 @@ pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
     for &utilization in &targets {
         for &risk_budget_percent in &budgets {
             out.push(Knobs {
+                forecast_budget_percent: None,
                 utilization,
                 risk_budget_percent,
                 prediction: true,
             });
+        }
+    }
+    // The forecast carrying the headroom only pays where the observed metrics may run
+    // hotter than written: at the written target it only adds to what they propose.
+    if !budgets.is_empty() {
+        for &utilization in targets.iter().filter(|t| **t > written) {
+            for &b in &FORECAST_BUDGETS {
+                out.push(Knobs {
+                    forecast_budget_percent: Some(b),
+                    utilization,
+                    risk_budget_percent: None,
+                    prediction: true,
+                });
+            }
         }
     }
     out
@@ -267,6 +289,7 @@ spec:
         assert_eq!(
             c[0],
             Knobs {
+                forecast_budget_percent: None,
                 utilization: Some(75),
                 risk_budget_percent: None,
                 prediction: false
@@ -275,8 +298,13 @@ spec:
         let targets: Vec<i32> = c.iter().filter_map(|k| k.utilization).collect();
         assert_eq!(targets.iter().max(), Some(&90));
         assert!(targets.iter().all(|t| (75..=90).contains(t)));
-        // Three targets, each without prediction and with three risk budgets.
-        assert_eq!(c.len(), 3 * 4);
+        // Three targets, each without prediction and with three risk budgets; the two
+        // hotter ones also with the forecast carrying the headroom at two budgets.
+        assert_eq!(c.len(), 3 * 4 + 2 * 2);
+        assert!(c
+            .iter()
+            .filter(|k| k.forecast_budget_percent.is_some())
+            .all(|k| k.prediction && k.utilization > Some(75)));
         let written = candidates(&autoscaler("{shortfall: \"1%\"}"));
         assert!(written.iter().all(|k| k.utilization == Some(75)));
         assert_eq!(written.len(), 4);
@@ -365,6 +393,7 @@ spec:
             v.into_iter()
                 .map(|(under_minutes, replica_hours, t, prediction)| Replayed {
                     knobs: Knobs {
+                        forecast_budget_percent: None,
                         utilization: Some(75 + 5 * t),
                         risk_budget_percent: Some(f64::from(t)),
                         prediction,

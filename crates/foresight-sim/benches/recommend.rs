@@ -101,6 +101,7 @@ fn bench(c: &mut Criterion) {
             foresight_sim::recommend::replay(
                 &autoscaler,
                 foresight_core::objective::Knobs {
+                    forecast_budget_percent: None,
                     utilization: Some(60),
                     risk_budget_percent: None,
                     prediction: false,
@@ -115,6 +116,7 @@ fn bench(c: &mut Criterion) {
             foresight_sim::recommend::replay(
                 &autoscaler,
                 foresight_core::objective::Knobs {
+                    forecast_budget_percent: None,
                     utilization: Some(75),
                     risk_budget_percent: None,
                     prediction: true,

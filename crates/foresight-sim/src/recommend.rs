@@ -67,11 +67,13 @@ pub fn recommend(
     };
     let own = predictive.first_utilization();
     let current = run(Knobs {
+        forecast_budget_percent: None,
         utilization: own,
         risk_budget_percent: None,
         prediction: false,
     });
     let predicting = |utilization| Knobs {
+        forecast_budget_percent: None,
         utilization,
         risk_budget_percent: None,
         prediction: true,
@@ -125,6 +127,7 @@ fn decide(replayed: Vec<Replayed>) -> Recommendation {
 fn empty() -> Replayed {
     Replayed {
         knobs: Knobs {
+            forecast_budget_percent: None,
             utilization: None,
             risk_budget_percent: None,
             prediction: false,
@@ -284,6 +287,7 @@ spec:
     fn without_a_safe_predictive_point_the_current_policy_stays() {
         let k = |prediction: bool, under: f64, hours: f64| Replayed {
             knobs: Knobs {
+                forecast_budget_percent: None,
                 utilization: Some(70),
                 risk_budget_percent: prediction.then_some(1.0),
                 prediction,

@@ -81,6 +81,9 @@ pub struct MetricObservation {
     /// Whether replaying the recent history showed prediction to pay (`Off` when
     /// self-evaluation is off).
     pub evaluation: EvaluationInput,
+    /// The margin the forecast's own errors call for (learned only where an operating
+    /// point lets the forecast carry the headroom; see `PredictionPolicy::forecast_error_budget`).
+    pub forecast_margin: Option<crate::prediction::conformal::ForecastMargin>,
 }
 
 impl From<MetricData> for MetricObservation {

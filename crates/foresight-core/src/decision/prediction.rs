@@ -45,6 +45,8 @@ struct Seen<'o> {
     accuracy: Option<&'o Accuracy>,
     headroom: &'o HeadroomInput,
     evaluation: &'o EvaluationInput,
+    /// The margin the forecast's own errors call for, when the forecast carries the headroom.
+    margin: Option<&'o crate::prediction::conformal::ForecastMargin>,
     /// The objective's operating point, when it runs without prediction.
     tuned_off: Option<&'o crate::objective::OperatingPoint>,
 }
@@ -77,6 +79,7 @@ impl Decision {
                 accuracy: m.and_then(|m| m.accuracy.as_ref()),
                 headroom: m.map_or(&HeadroomInput::Off, |m| &m.headroom),
                 evaluation: m.map_or(&EvaluationInput::Off, |m| &m.evaluation),
+                margin: m.and_then(|m| m.forecast_margin.as_ref()),
                 tuned_off: obs
                     .operating_point
                     .as_ref()
@@ -151,10 +154,24 @@ impl Decision {
             (ForecastInput::Ready(_), Some(why)) => Err(Idle::Demoted(why)),
             (ForecastInput::Ready(f), None) => {
                 let span = Span::of(policy.horizon, reach, correction);
-                self.forecast_candidate(policy, metric, f, span, reach, scale, ctx, candidates)
-                    .map_err(Idle::NotReady)
+                match seen
+                    .margin
+                    .filter(|_| policy.forecast_error_budget.is_some())
+                {
+                    Some(margin) => self
+                        .carried_forecast_candidate(
+                            metric, f, margin, need, span, scale, ctx, candidates,
+                        )
+                        .map_err(Idle::NotReady),
+                    None => self
+                        .forecast_candidate(policy, metric, f, span, reach, scale, ctx, candidates)
+                        .map_err(Idle::NotReady),
+                }
             }
         };
+        // Where the forecast carries the headroom, learned headroom does not add its own.
+        let carried =
+            forecast.is_ok() && seen.margin.is_some() && policy.forecast_error_budget.is_some();
         match forecast {
             Ok(text) => outcome.in_use.push(text),
             Err(idle) => {
@@ -166,8 +183,8 @@ impl Decision {
         }
         // The shell learns headroom only when the spec asks for it; a stale input for a spec
         // that turned it off proposes nothing.
-        if let (Some(need), HeadroomInput::Ready(h), Some(_)) =
-            (need, seen.headroom, policy.headroom_quantile)
+        if let (Some(need), HeadroomInput::Ready(h), Some(_), false) =
+            (need, seen.headroom, policy.headroom_quantile, carried)
         {
             if self.headroom_candidate(metric, h, need, scale, ctx, candidates) {
                 outcome
@@ -253,6 +270,84 @@ impl Decision {
             name: Cow::Owned(format!("predicted {}", metric.display_name())),
         });
         Ok(format!("{} ({}{period})", metric.identifier(), f.algorithm))
+    }
+
+    /// The forecast's proposal where it carries the headroom: the replicas that carry the
+    /// load seen now plus the rise the forecast foresees to its peak over the lead stretch
+    /// plus the margin its own past errors call for at this hour of the week, at the pods'
+    /// full capacity (the margin is the safety; the observed metrics still propose at their
+    /// target). `Ok` describes it for the condition.
+    #[allow(clippy::too_many_arguments)]
+    fn carried_forecast_candidate(
+        &mut self,
+        metric: &Metric,
+        f: &Forecast,
+        margin: &crate::prediction::conformal::ForecastMargin,
+        need: Option<f64>,
+        span: Span,
+        scale: &Scale,
+        ctx: &ReplicaContext<'_>,
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<String, String> {
+        let need = need.ok_or("the metric could not be read")?;
+        let p = forecast_proposal(metric, f, span, scale.spec_replicas, ctx)?;
+        let now = self.time.as_second();
+        let at_now = f
+            .value_at(now.saturating_sub(f.step.max(1)))
+            .ok_or("the forecast does not cover now")?
+            * span.correction.max(0.0);
+        let extra = margin.at(now);
+        let rise = ((p.peak - at_now).max(0.0) + extra).max(0.0);
+        let carried = match metric.target {
+            Target::Utilization(pct) => need * f64::from(pct) / 100.0,
+            _ => need,
+        };
+        let exact = carried
+            + forecasting::replicas_at_capacity(
+                metric,
+                rise,
+                scale.spec_replicas,
+                ctx.pods,
+                ctx.kubernetes,
+            )?;
+        if !exact.is_finite() || exact < 0.0 {
+            return Err(format!(
+                "a rise of {rise} gives no meaningful replica count"
+            ));
+        }
+        let replicas = ceil_i32(exact);
+        self.record.proposals.push(ProposalRecord {
+            source: "prediction".to_owned(),
+            name: metric.friendly_name().to_owned(),
+            replicas: Some(replicas),
+            current: Some(format!(
+                "{carried:.2} pods of load + a rise of {rise:.3} (the forecast's {:.3} to its \
+                 peak at {}, {} a margin of {:.3})",
+                (p.peak - at_now).max(0.0),
+                p.peak_time,
+                if extra < 0.0 { "less" } else { "plus" },
+                extra.abs()
+            )),
+            target: Some("the pods' capacity".to_owned()),
+            detail: Some(format!(
+                "{}, estimator {}, the forecast carrying the headroom: the {:.1}% quantile of \
+                 its errors at this hour of the week, from {} samples",
+                f.algorithm,
+                f.estimator,
+                margin.quantile * 100.0,
+                margin.samples
+            )),
+            ..Default::default()
+        });
+        candidates.push(Candidate {
+            replicas,
+            name: Cow::Owned(format!("predicted {}", metric.display_name())),
+        });
+        Ok(format!(
+            "{} ({}, carrying the headroom)",
+            metric.identifier(),
+            f.algorithm
+        ))
     }
 
     /// Learned headroom's proposal: the replicas that carry the observed load plus the rise

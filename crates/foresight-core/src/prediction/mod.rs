@@ -21,6 +21,7 @@
 pub mod accuracy;
 pub mod backtest;
 pub mod config;
+pub mod conformal;
 pub mod dsp;
 pub mod estimator;
 pub mod evaluation;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use foresight_core::autoscaler::{Autoscaler, PredictionPolicy};
 use foresight_core::forecasting::HeadroomInput;
 use foresight_core::objective::{Objective, OperatingPoint};
+use foresight_core::prediction::conformal::{ForecastErrors, ForecastMargin};
 use foresight_core::prediction::{AccuracyTracker, EvaluationInput, Forecast, PredictorConfig};
 use foresight_core::trace::Sample;
 use foresight_replay::evaluation::Assumptions;
@@ -62,6 +63,11 @@ pub(super) struct Learned {
     pub(super) evaluation: Option<EvaluationInput>,
     /// A new operating point, when one was due (with `spec.objective`).
     pub(super) operating_point: Option<OperatingPoint>,
+    /// The forecast's errors with this refresh's added (with `spec.objective`).
+    pub(super) errors: Option<ForecastErrors>,
+    /// The margin they call for at the operating point's budget, when the point lets the
+    /// forecast carry the headroom.
+    pub(super) forecast_margin: Option<ForecastMargin>,
 }
 
 /// What the cache needs to learn headroom and to judge prediction for one metric: the
@@ -120,6 +126,14 @@ pub(super) struct Entry {
     pub(super) objective: Option<Objective>,
     /// The operating point the tuner's latest replay chose.
     pub(super) operating_point: Option<OperatingPoint>,
+    /// With `spec.objective`: the forecast's own errors over the lead stretch, learned from
+    /// the history at the first refresh (as a replay learns them from the history before
+    /// it) and added to at every refresh after, for the points where the forecast carries
+    /// the headroom. `None` until the first refresh with an objective.
+    pub(super) errors: Option<ForecastErrors>,
+    /// The margin they called for at the latest refresh, when the operating point lets the
+    /// forecast carry the headroom.
+    pub(super) forecast_margin: Option<ForecastMargin>,
 }
 
 impl Entry {
@@ -152,6 +166,8 @@ impl Entry {
             evaluation: EvaluationInput::Off,
             objective: None,
             operating_point: None,
+            errors: None,
+            forecast_margin: None,
         }
     }
 }

@@ -24,6 +24,7 @@ use parking_lot::{Mutex, MutexGuard};
 use foresight_core::autoscaler::Autoscaler;
 use foresight_core::forecasting::{ForecastInput, HeadroomInput};
 use foresight_core::objective::OperatingPoint;
+use foresight_core::prediction::conformal::ForecastMargin;
 use foresight_core::prediction::{Accuracy, EvaluationInput};
 use foresight_replay::evaluation::Assumptions;
 use jiff::Timestamp;
@@ -327,6 +328,10 @@ impl ForecastCache {
                 // A new objective asks for a new point at the next refresh.
                 entry.objective = autoscaler.objective;
                 entry.operating_point = None;
+                entry.forecast_margin = None;
+            }
+            if entry.objective.is_none() {
+                entry.errors = None;
             }
             // Turned off in the spec: nothing learned before may be offered any more.
             if entry.headroom_quantile.is_none() {
@@ -390,6 +395,13 @@ impl ForecastCache {
                 (e.headroom.clone(), e.evaluation.clone())
             })
         })
+    }
+
+    /// The margin the forecast's own errors call for, for each metric of `autoscaler` in spec
+    /// order, where the operating point lets the forecast carry the headroom (`None`
+    /// elsewhere); empty when prediction is off.
+    pub fn forecast_margins(&self, autoscaler: &Autoscaler) -> Vec<Option<ForecastMargin>> {
+        self.per_metric(autoscaler, |e| e.and_then(|e| e.forecast_margin.clone()))
     }
 
     /// The operating point the tuner chose for `autoscaler` (with `spec.objective`): the
@@ -457,6 +469,7 @@ mod tests {
     use foresight_core::prediction::Algorithm;
     use foresight_core::prediction::Forecast;
     use foresight_core::prediction::{Prediction, PredictorConfig};
+    use foresight_core::trace::Sample;
     use wiremock::matchers::{path, query_param};
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -712,6 +725,106 @@ mod tests {
             cache.operating_point(&a),
             None,
             "the objective changed: chosen anew"
+        );
+    }
+
+    /// Four days of minutes of a daily cycle between 2 and 12 cores with a little noise:
+    /// load the forecast foresees, so that it carries the headroom at a hotter target more
+    /// cheaply than learned headroom does (the tuner's replays say so).
+    fn four_daily_cycles() -> Vec<Sample> {
+        (0..4 * 1440)
+            .map(|m: i64| {
+                let day = (m % 1440) as f64 / 1440.0;
+                let noise = ((m * 7919) % 13) as f64 / 13.0 - 0.5;
+                Sample {
+                    ts: m * 60,
+                    value: 7.0 + 5.0 * (day * std::f64::consts::TAU).sin() + 0.3 * noise,
+                }
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_controller_tunes_to_the_point_the_simulator_chooses_where_the_forecast_carries_the_headroom(
+    ) {
+        let history = four_daily_cycles();
+        let text: Vec<(i64, String)> = history
+            .iter()
+            .map(|s| (s.ts, s.value.to_string()))
+            .collect();
+        let points: Vec<(i64, &str)> = text.iter().map(|(t, v)| (*t, v.as_str())).collect();
+        let server = MockServer::start().await;
+        Mock::given(path("/api/v1/query_range"))
+            .respond_with(matrix(&points))
+            .mount(&server)
+            .await;
+        let client = PrometheusClient::new(&server.uri(), PrometheusOptions::default()).unwrap();
+        let settings = ForecastSettings {
+            model_update_interval: Duration::from_secs(600),
+            ..Default::default()
+        };
+        let cache = ForecastCache::new(client, Arc::new(FourDays), settings);
+        let spec = serde_json::json!({
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 2,
+            "maxReplicas": 40,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 75}}}],
+            "prediction": {"predictionAlgorithm": {"algorithmType": "dsp",
+                "dsp": {"sampleInterval": "1m", "historyLength": "7d"}}},
+            "objective": {"shortfall": "AsReactive", "maxUtilization": 90},
+        });
+        let spec: foresight_api::EffectiveHorizontalPodAutoscalerSpec =
+            serde_json::from_value(spec).unwrap();
+        let a =
+            Arc::new(Autoscaler::new("shop", "web", &spec, &ControllerConfig::default()).unwrap());
+        let assumptions = Assumptions {
+            startup_seconds: 60,
+            pod_cpu_request_millicores: 1000,
+            prediction_proposed: true,
+        };
+        cache.refresh(&a, at(4 * 86_400)).await;
+        cache.learn_about(&a, assumptions);
+        let now = 4 * 86_400 + 600;
+        cache.refresh(&a, at(now)).await;
+        let controller = cache
+            .operating_point(&a)
+            .expect("a point once the workload is known");
+        // The simulator's tuner on the same history.
+        let simulator = foresight_replay::tuner::tune(
+            &a,
+            &a.objective.unwrap(),
+            &history,
+            60,
+            now,
+            assumptions,
+            None,
+        )
+        .unwrap();
+        assert_eq!(controller, simulator);
+        assert!(
+            controller.knobs.forecast_budget_percent.is_some() && controller.meets,
+            "{}",
+            controller.describe()
+        );
+        assert!(
+            controller.knobs.utilization > Some(75),
+            "{}",
+            controller.describe()
+        );
+        // And the controller can run it: the decision gets the margin the forecast's errors
+        // call for, learned from the history the cache read.
+        let margin = cache
+            .forecast_margins(&a)
+            .remove(0)
+            .expect("a margin at this point");
+        assert_eq!(margin.margins.len(), 168);
+        assert!(margin.samples > 1000, "{}", margin.samples);
+        let budget = controller.knobs.forecast_budget_percent.unwrap();
+        assert!(
+            (margin.quantile - (1.0 - budget / 100.0)).abs() < 1e-9,
+            "{}",
+            margin.quantile
         );
     }
 

@@ -162,6 +162,10 @@ impl ForecastCache {
             if let Some(p) = &learned.operating_point {
                 entry.operating_point = Some(p.clone());
             }
+            if learned.errors.is_some() {
+                entry.errors = learned.errors.clone();
+            }
+            entry.forecast_margin = learned.forecast_margin.clone();
         }
         match outcome {
             Outcome::Forecast(f, _, _) => {
