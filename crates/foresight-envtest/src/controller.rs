@@ -30,9 +30,20 @@ impl ForesightController {
             format!("--metrics-address=127.0.0.1:{metrics_port}"),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
+        // A by-hand measurement may run the controller under a profiler (heaptrack, valgrind):
+        // `FORESIGHT_CONTROLLER_WRAPPER` names a program that is given the binary and its
+        // arguments. The suite never sets it.
+        let wrapper = std::env::var_os("FORESIGHT_CONTROLLER_WRAPPER").map(PathBuf::from);
+        let program = match &wrapper {
+            Some(w) => {
+                args.insert(0, binary.display().to_string());
+                w.as_path()
+            }
+            None => binary,
+        };
         let process = Process::spawn_with_env(
             "foresight-controller",
-            binary,
+            program,
             &args,
             &[("NO_COLOR", "1"), ("RUST_BACKTRACE", "1")],
             log,

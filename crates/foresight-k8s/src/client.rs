@@ -30,9 +30,21 @@ pub fn build(mut config: Config) -> Result<Client, kube::Error> {
     Client::try_from(config)
 }
 
+/// Objects per page of a watch's (re)list.
+pub const LIST_PAGE_SIZE: u32 = 500;
+
 /// The watch configuration of every watch the controller runs.
+///
+/// Lists ask for the most recent state (no `resourceVersion`), in pages of
+/// [`LIST_PAGE_SIZE`]. A list at `resourceVersion=0` is served from the API server's watch
+/// cache in a single answer whatever the limit (`computeListLimit` in k8s.io/apiserver's
+/// cacher ignores it), so a relist of 10,000 pods arrived and was decoded at once: about
+/// 15 KB a pod, most of the controller's memory after an API server restart. Without a
+/// resourceVersion the limit holds: v1.34 and later serve the pages from the watch cache
+/// (consistent reads from cache), older servers from etcd, as they do for a list that
+/// starts while the cache is not ready.
 pub fn watch_config() -> kube::runtime::watcher::Config {
     kube::runtime::watcher::Config::default()
-        .any_semantic()
+        .page_size(LIST_PAGE_SIZE)
         .timeout(WATCH_TIMEOUT_SECONDS)
 }
