@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use crate::prediction::headroom::nearest_rank;
 use crate::prediction::Forecast;
 use crate::trace::Sample;
 
@@ -251,16 +252,6 @@ fn pooled(by: &[Vec<f64>], s: i64, quantile: f64, min: usize) -> Option<f64> {
         return None;
     }
     nearest_rank(&mut values, quantile)
-}
-
-/// The `q` quantile of `values` by the nearest-rank method; `None` for no values.
-fn nearest_rank(values: &mut [f64], q: f64) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
-    let (_, v, _) = values.select_nth_unstable_by(rank - 1, f64::total_cmp);
-    Some(*v)
 }
 
 #[cfg(test)]

@@ -155,8 +155,9 @@ fn pooled_quantiles(by_slot: &[Vec<f64>], quantile: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The `q` quantile of `values` by the nearest-rank method; `None` for no values.
-fn nearest_rank(values: &mut [f64], q: f64) -> Option<f64> {
+/// The `q` quantile of `values` by the nearest-rank method; `None` for no values. The
+/// forecast-error margins (`conformal`) read their quantiles the same way.
+pub(crate) fn nearest_rank(values: &mut [f64], q: f64) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

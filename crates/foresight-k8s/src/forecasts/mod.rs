@@ -591,6 +591,12 @@ mod tests {
                 (m * 60, if burst { "8.5" } else { "4" }.to_owned())
             })
             .collect();
+        cache_over(&points).await
+    }
+
+    /// A cache over a Prometheus answering every range query with `points` (the server lives
+    /// as long as the first), refitting every 10 minutes.
+    async fn cache_over(points: &[(i64, String)]) -> (MockServer, ForecastCache) {
         let points: Vec<(i64, &str)> = points.iter().map(|(t, v)| (*t, v.as_str())).collect();
         let server = MockServer::start().await;
         Mock::given(path("/api/v1/query_range"))
@@ -752,18 +758,7 @@ mod tests {
             .iter()
             .map(|s| (s.ts, s.value.to_string()))
             .collect();
-        let points: Vec<(i64, &str)> = text.iter().map(|(t, v)| (*t, v.as_str())).collect();
-        let server = MockServer::start().await;
-        Mock::given(path("/api/v1/query_range"))
-            .respond_with(matrix(&points))
-            .mount(&server)
-            .await;
-        let client = PrometheusClient::new(&server.uri(), PrometheusOptions::default()).unwrap();
-        let settings = ForecastSettings {
-            model_update_interval: Duration::from_secs(600),
-            ..Default::default()
-        };
-        let cache = ForecastCache::new(client, Arc::new(FourDays), settings);
+        let (_server, cache) = cache_over(&text).await;
         let spec = serde_json::json!({
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
             "minReplicas": 2,
