@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use crate::prediction::headroom::nearest_rank;
+use crate::prediction::headroom::{nearest_rank, value_in_slot};
 use crate::prediction::Forecast;
 use crate::trace::Sample;
 
@@ -65,12 +65,7 @@ pub struct ForecastMargin {
 impl ForecastMargin {
     /// The margin for a decision at `now`.
     pub fn at(&self, now: i64) -> f64 {
-        let slot = now.rem_euclid(WEEK_SECONDS) / SLOT_SECONDS;
-        usize::try_from(slot)
-            .ok()
-            .and_then(|s| self.margins.get(s))
-            .copied()
-            .unwrap_or(0.0)
+        value_in_slot(&self.margins, now, WEEK_SECONDS)
     }
 }
 

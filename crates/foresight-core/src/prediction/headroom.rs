@@ -47,12 +47,7 @@ pub struct Headroom {
 impl Headroom {
     /// The rise for the slot `now` (Unix seconds) falls in.
     pub fn rise_at(&self, now: i64) -> f64 {
-        let slot = now.rem_euclid(PERIOD_SECONDS) / SLOT_SECONDS;
-        usize::try_from(slot)
-            .ok()
-            .and_then(|s| self.rises.get(s))
-            .copied()
-            .unwrap_or(0.0)
+        value_in_slot(&self.rises, now, PERIOD_SECONDS)
     }
 
     /// The largest rise of the day (for the explanation).
@@ -153,6 +148,18 @@ fn pooled_quantiles(by_slot: &[Vec<f64>], quantile: f64) -> Vec<f64> {
             nearest_rank(&mut pooled, quantile).map_or(0.0, |r| r.max(0.0))
         })
         .collect()
+}
+
+/// The value of the hour slot `now` falls in, for per-hour `values` over a cycle of
+/// `period_seconds` starting at the Unix epoch; 0 where there is none. The forecast-error
+/// margins (`conformal`, a week of hours) read their slots the same way.
+pub(crate) fn value_in_slot(values: &[f64], now: i64, period_seconds: i64) -> f64 {
+    let slot = now.rem_euclid(period_seconds) / SLOT_SECONDS;
+    usize::try_from(slot)
+        .ok()
+        .and_then(|s| values.get(s))
+        .copied()
+        .unwrap_or(0.0)
 }
 
 /// The `q` quantile of `values` by the nearest-rank method; `None` for no values. The
