@@ -8,7 +8,7 @@ use foresight_api::status::ConditionStatus;
 use jiff::Timestamp;
 
 use crate::autoscaler::{Horizon, Metric, MetricSource, PredictionPolicy, Target};
-use crate::pods::{pod_requests, Pod};
+use crate::pods::{average_pod_request, Pod};
 use crate::prediction::{Accuracy, Forecast};
 use crate::replicas::{ceil_i32, ReplicaContext};
 use crate::version::KubernetesVersion;
@@ -176,12 +176,8 @@ pub fn replicas_at_capacity(
             },
             Target::Utilization(_),
         ) => {
-            let requests = pod_requests(pods, resource, container.as_deref(), kubernetes)?;
-            let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
-            if counted.is_empty() {
-                return Err(format!("no pod requests {resource}"));
-            }
-            let average = counted.iter().map(|r| *r as f64).sum::<f64>() / counted.len() as f64;
+            let average = average_pod_request(pods, resource, container.as_deref(), kubernetes)?
+                .ok_or_else(|| format!("no pod requests {resource}"))?;
             Ok(milli / average)
         }
         (_, Target::AverageValue(t)) if t > 0 => Ok(milli / t as f64),
@@ -256,15 +252,15 @@ fn replicas_for(
             },
             Target::Utilization(pct),
         ) => {
-            let requests = pod_requests(pods, resource, container.as_deref(), kubernetes)?;
-            let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
-            if counted.is_empty() {
-                return Err(format!(
-                    "no pod requests {resource}, so a forecast cannot be turned into replicas"
-                ));
-            }
             let average_request =
-                counted.iter().map(|r| *r as f64).sum::<f64>() / counted.len() as f64;
+                average_pod_request(pods, resource, container.as_deref(), kubernetes)?.ok_or_else(
+                    || {
+                        format!(
+                            "no pod requests {resource}, so a forecast cannot be turned into \
+                             replicas"
+                        )
+                    },
+                )?;
             let per_pod = average_request * f64::from(pct) / 100.0;
             let request = || Quantity::from_milli(average_request as i64);
             let target = text(&|| format!("{pct}% of {} per pod", request()));
