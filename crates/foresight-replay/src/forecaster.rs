@@ -408,8 +408,9 @@ impl Forecaster {
             None => self.accuracy.expire(now, self.accuracy_window),
         }
         let history = self.history.make_contiguous();
+        let mut track = track.filter(|t| t.fits_predictor(&self.config));
         let shared = track
-            .filter(|t| t.fits_predictor(&self.config))
+            .as_deref_mut()
             .and_then(|t| t.prediction(history, now));
         let prediction =
             shared.unwrap_or_else(|| predict_with(&mut self.plans.0, &self.config, history, now));
@@ -452,12 +453,11 @@ impl Forecaster {
             None => HeadroomInput::Off,
             Some(q) => {
                 let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
-                match foresight_core::prediction::headroom::learn(
-                    self.history.make_contiguous(),
-                    self.interval,
-                    lead,
-                    q,
-                ) {
+                let history = self.history.make_contiguous();
+                let shared = track.and_then(|t| t.headroom(history, now, self.interval, lead, q));
+                match shared.unwrap_or_else(|| {
+                    foresight_core::prediction::headroom::learn(history, self.interval, lead, q)
+                }) {
                     Ok(h) => HeadroomInput::Ready(h),
                     Err(reason) => HeadroomInput::NotReady(reason),
                 }

@@ -17,17 +17,21 @@
 //! the fits shared, 4% less CPU, on its first eight workloads).
 //!
 //! Each replay still compares its history with the track's, sample for sample, before it
-//! reads a fit (a predictor with other settings fits its own); only the fit is shared, the forecast's accuracy and learned headroom stay
-//! each replay's own.
+//! reads a fit (a predictor with other settings fits its own). The fits and the headroom
+//! learned from the recorded load are shared; the forecast's accuracy stays each replay's own.
 
 use std::collections::BTreeMap;
 
 use foresight_core::autoscaler::Autoscaler;
+use foresight_core::prediction::headroom::{self, Headroom};
 use foresight_core::prediction::{predict_with, Prediction, PredictorConfig, Workspace};
 use foresight_core::trace::Sample;
 
 use crate::load::LoadTrace;
 use crate::runner::Span;
+
+/// A refit instant, the lead of the decisions headroom is learned for, and the quantile's bits.
+type HeadroomKey = (i64, (i64, i64), u64);
 
 /// The fits of one recorded load, by refit instant.
 #[derive(Debug)]
@@ -37,6 +41,8 @@ pub struct ForecastTrack {
     /// served all of it records its history.
     recorded: Vec<Sample>,
     fits: BTreeMap<i64, Prediction>,
+    /// Headroom learned from the recorded load, by refit instant, lead and quantile.
+    headroom: BTreeMap<HeadroomKey, Result<Headroom, String>>,
     plans: Workspace,
     /// Fits read from the track, and fits a replay had to make itself.
     shared: u64,
@@ -65,6 +71,7 @@ impl ForecastTrack {
             config,
             recorded,
             fits: BTreeMap::new(),
+            headroom: BTreeMap::new(),
             plans: Workspace::default(),
             shared: 0,
             own: 0,
@@ -91,6 +98,27 @@ impl ForecastTrack {
             .entry(now)
             .or_insert_with(|| predict_with(plans, config, history, now));
         Some(fit.clone())
+    }
+
+    /// The headroom learned at `now` from `history` (samples `interval` seconds apart) for
+    /// decisions `lead` seconds ahead at `quantile`, from the track when `history` is the
+    /// recorded load's (learned once per lead and quantile); `None` when it is not.
+    pub fn headroom(
+        &mut self,
+        history: &[Sample],
+        now: i64,
+        interval: i64,
+        lead: (i64, i64),
+        quantile: f64,
+    ) -> Option<Result<Headroom, String>> {
+        if !self.is_recorded(history) {
+            return None;
+        }
+        let learned = self
+            .headroom
+            .entry((now, lead, quantile.to_bits()))
+            .or_insert_with(|| headroom::learn(history, interval, lead, quantile));
+        Some(learned.clone())
     }
 
     /// Whether `history` is, sample for sample and bit for bit, a stretch of the recorded
@@ -187,12 +215,15 @@ spec:
 
         let mut shared = fresh();
         let first = replay(60, &trace, &mut shared);
-        let fits_after_first = shared.fits.len();
+        let (fits_after_first, learned_after_first) = (shared.fits.len(), shared.headroom.len());
         let second = replay(80, &trace, &mut shared);
         assert_eq!(second.scores, alone.scores);
         assert_eq!(second.prediction, alone.prediction);
-        // The second replay fitted nothing new, and the two targets did scale differently.
+        // The second replay fitted and learned nothing new, and the two targets did scale
+        // differently.
+        assert!(learned_after_first > 10);
         assert_eq!(shared.fits.len(), fits_after_first);
+        assert_eq!(shared.headroom.len(), learned_after_first);
         assert_ne!(first.scores.replica_hours, second.scores.replica_hours);
         assert!(alone.prediction.is_some_and(|p| p.ready_refits > 0));
     }
