@@ -79,41 +79,49 @@ fn measured_startup(pods: &[Pod]) -> Option<i64> {
 /// Why prediction is demoted for a metric, or `None` when its forecasts may propose.
 /// `was_demoted` says whether it was demoted at the last decision: it then stays demoted until
 /// its error falls below [`RECOVERY_SHARE`] of the threshold, and while it cannot be judged.
+/// Without `explain` the reason is empty: the decision is told whether, not why (this runs on
+/// every decision, and replays keeping only scores make hundreds of thousands).
 pub fn demotion(
     policy: &PredictionPolicy,
     accuracy: Option<&Accuracy>,
     was_demoted: bool,
+    explain: bool,
 ) -> Option<String> {
     if policy.max_error_percent <= 0 {
         return None;
     }
     let threshold = policy.max_error_percent as f64;
-    // Formatted only when it is said: this runs on every decision.
+    let say = |reason: &dyn Fn() -> String| Some(if explain { reason() } else { String::new() });
+    // Formatted only when it is said.
     let window = || {
         foresight_api::duration::format_duration(std::time::Duration::from_secs(
             policy.accuracy_window_seconds.max(0).unsigned_abs(),
         ))
     };
     match accuracy.filter(|a| a.samples >= MIN_SAMPLES_TO_JUDGE) {
-        Some(a) if a.error_percent > threshold => Some(format!(
-            "forecast error {:.0}% > {threshold:.0}% over the last {} ({} samples, MAPE \
-             {:.0}%, under-forecast {:.0}% of the time)",
-            a.error_percent,
-            window(),
-            a.samples,
-            a.mape_percent,
-            a.under_forecast_percent
-        )),
-        Some(a) if was_demoted && a.error_percent > threshold * RECOVERY_SHARE => Some(format!(
-            "forecast error {:.0}% is not yet below {:.0}% (80% of the {threshold:.0}% limit) \
-             over the last {}",
-            a.error_percent,
-            threshold * RECOVERY_SHARE,
-            window()
-        )),
-        None if was_demoted => {
-            Some("forecast error not measured since demotion; waiting for a measurement".into())
-        }
+        Some(a) if a.error_percent > threshold => say(&|| {
+            format!(
+                "forecast error {:.0}% > {threshold:.0}% over the last {} ({} samples, MAPE \
+                 {:.0}%, under-forecast {:.0}% of the time)",
+                a.error_percent,
+                window(),
+                a.samples,
+                a.mape_percent,
+                a.under_forecast_percent
+            )
+        }),
+        Some(a) if was_demoted && a.error_percent > threshold * RECOVERY_SHARE => say(&|| {
+            format!(
+                "forecast error {:.0}% is not yet below {:.0}% (80% of the {threshold:.0}% \
+                 limit) over the last {}",
+                a.error_percent,
+                threshold * RECOVERY_SHARE,
+                window()
+            )
+        }),
+        None if was_demoted => say(&|| {
+            "forecast error not measured since demotion; waiting for a measurement".to_owned()
+        }),
         _ => None,
     }
 }
