@@ -11,11 +11,11 @@
 //! deployment would), which is a handful of replays per workload whatever the
 //! range. The replays with prediction learn from the recorded load and share its fits (one
 //! [`ForecastTrack`] per workload, see [`crate::track`]): each refit is fitted once per
-//! workload instead of once per candidate. Measured on the benchmark fleet's first 16
-//! workloads: a third less CPU; the 78 candidates replayed by both were a little safer (17
-//! shorter, 5 longer, by at most 3.25 minutes) and dearer (+0.09% replica-hours on average,
-//! at most +0.64%), 15 rows recommended the same point, and one, kept before at 67% by a
-//! quarter of a minute, was not kept.
+//! workload instead of once per candidate. Measured on the benchmark fleet's first 40
+//! workloads against the replays before (`examples/recommend_fleet.rs`): a third less CPU;
+//! the candidates were a little safer and dearer (+0.15% replica-hours on average), 37 rows
+//! recommended the same point, and of the three others one, kept before at 67% by a quarter of
+//! a minute, was not kept (`docs/cli.md` has the figures).
 
 use foresight_core::autoscaler::Autoscaler;
 use foresight_core::objective::Knobs;
