@@ -8,7 +8,7 @@ use foresight_api::status::ConditionStatus;
 use jiff::Timestamp;
 
 use crate::autoscaler::{Horizon, Metric, MetricSource, PredictionPolicy, Target};
-use crate::pods::{pod_requests, Pod};
+use crate::pods::{average_pod_request, Pod};
 use crate::prediction::{Accuracy, Forecast};
 use crate::replicas::{ceil_i32, ReplicaContext};
 use crate::version::KubernetesVersion;
@@ -59,61 +59,92 @@ pub fn reach(policy: &PredictionPolicy, pods: &[Pod], sync_period_seconds: i64) 
 
 /// The pods' start-up time: the 75th percentile of creation → Ready over the Ready pods that
 /// took a measurable time (at most an hour: longer means readiness flapped later).
+/// Every decision with prediction measures it, so the times of up to [`STARTUPS_ON_STACK`]
+/// pods are sorted on the stack and only a larger workload's in a list.
 fn measured_startup(pods: &[Pod]) -> Option<i64> {
-    let mut took: Vec<i64> = pods
-        .iter()
-        .filter_map(|p| {
-            let ready = p.ready.filter(|c| c.status == ConditionStatus::True)?;
-            let started = p.start_time?;
-            let seconds = ready.last_transition_time.as_second() - started.as_second();
-            (1..=3600).contains(&seconds).then_some(seconds)
-        })
-        .collect();
+    let took = pods.iter().filter_map(|p| {
+        let ready = p.ready.filter(|c| c.status == ConditionStatus::True)?;
+        let started = p.start_time?;
+        let seconds = ready.last_transition_time.as_second() - started.as_second();
+        (1..=3600).contains(&seconds).then_some(seconds)
+    });
+    let mut on_stack = [0i64; STARTUPS_ON_STACK];
+    let mut counted = 0usize;
+    let mut spilled = Vec::new();
+    for seconds in took {
+        match on_stack.get_mut(counted) {
+            Some(slot) if spilled.is_empty() => *slot = seconds,
+            _ => {
+                if spilled.is_empty() {
+                    spilled.extend_from_slice(&on_stack);
+                }
+                spilled.push(seconds);
+            }
+        }
+        counted += 1;
+    }
+    let took = if spilled.is_empty() {
+        on_stack.get_mut(..counted)?
+    } else {
+        &mut spilled[..]
+    };
     if took.is_empty() {
         return None;
     }
     took.sort_unstable();
-    Some(took[(took.len() * 3).div_ceil(4).saturating_sub(1)])
+    took.get((took.len() * 3).div_ceil(4).saturating_sub(1))
+        .copied()
 }
+
+/// See [`measured_startup`].
+const STARTUPS_ON_STACK: usize = 128;
 
 /// Why prediction is demoted for a metric, or `None` when its forecasts may propose.
 /// `was_demoted` says whether it was demoted at the last decision: it then stays demoted until
 /// its error falls below [`RECOVERY_SHARE`] of the threshold, and while it cannot be judged.
+/// Without `explain` the reason is empty: the decision is told whether, not why (this runs on
+/// every decision, and replays keeping only scores make hundreds of thousands).
 pub fn demotion(
     policy: &PredictionPolicy,
     accuracy: Option<&Accuracy>,
     was_demoted: bool,
+    explain: bool,
 ) -> Option<String> {
     if policy.max_error_percent <= 0 {
         return None;
     }
     let threshold = policy.max_error_percent as f64;
-    // Formatted only when it is said: this runs on every decision.
+    let say = |reason: &dyn Fn() -> String| Some(if explain { reason() } else { String::new() });
+    // Formatted only when it is said.
     let window = || {
         foresight_api::duration::format_duration(std::time::Duration::from_secs(
             policy.accuracy_window_seconds.max(0).unsigned_abs(),
         ))
     };
     match accuracy.filter(|a| a.samples >= MIN_SAMPLES_TO_JUDGE) {
-        Some(a) if a.error_percent > threshold => Some(format!(
-            "forecast error {:.0}% > {threshold:.0}% over the last {} ({} samples, MAPE \
-             {:.0}%, under-forecast {:.0}% of the time)",
-            a.error_percent,
-            window(),
-            a.samples,
-            a.mape_percent,
-            a.under_forecast_percent
-        )),
-        Some(a) if was_demoted && a.error_percent > threshold * RECOVERY_SHARE => Some(format!(
-            "forecast error {:.0}% is not yet below {:.0}% (80% of the {threshold:.0}% limit) \
-             over the last {}",
-            a.error_percent,
-            threshold * RECOVERY_SHARE,
-            window()
-        )),
-        None if was_demoted => {
-            Some("forecast error not measured since demotion; waiting for a measurement".into())
-        }
+        Some(a) if a.error_percent > threshold => say(&|| {
+            format!(
+                "forecast error {:.0}% > {threshold:.0}% over the last {} ({} samples, MAPE \
+                 {:.0}%, under-forecast {:.0}% of the time)",
+                a.error_percent,
+                window(),
+                a.samples,
+                a.mape_percent,
+                a.under_forecast_percent
+            )
+        }),
+        Some(a) if was_demoted && a.error_percent > threshold * RECOVERY_SHARE => say(&|| {
+            format!(
+                "forecast error {:.0}% is not yet below {:.0}% (80% of the {threshold:.0}% \
+                 limit) over the last {}",
+                a.error_percent,
+                threshold * RECOVERY_SHARE,
+                window()
+            )
+        }),
+        None if was_demoted => say(&|| {
+            "forecast error not measured since demotion; waiting for a measurement".to_owned()
+        }),
         _ => None,
     }
 }
@@ -176,12 +207,8 @@ pub fn replicas_at_capacity(
             },
             Target::Utilization(_),
         ) => {
-            let requests = pod_requests(pods, resource, container.as_deref(), kubernetes)?;
-            let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
-            if counted.is_empty() {
-                return Err(format!("no pod requests {resource}"));
-            }
-            let average = counted.iter().map(|r| *r as f64).sum::<f64>() / counted.len() as f64;
+            let average = average_pod_request(pods, resource, container.as_deref(), kubernetes)?
+                .ok_or_else(|| format!("no pod requests {resource}"))?;
             Ok(milli / average)
         }
         (_, Target::AverageValue(t)) if t > 0 => Ok(milli / t as f64),
@@ -256,15 +283,15 @@ fn replicas_for(
             },
             Target::Utilization(pct),
         ) => {
-            let requests = pod_requests(pods, resource, container.as_deref(), kubernetes)?;
-            let counted: Vec<i64> = requests.into_iter().filter(|r| *r > 0).collect();
-            if counted.is_empty() {
-                return Err(format!(
-                    "no pod requests {resource}, so a forecast cannot be turned into replicas"
-                ));
-            }
             let average_request =
-                counted.iter().map(|r| *r as f64).sum::<f64>() / counted.len() as f64;
+                average_pod_request(pods, resource, container.as_deref(), kubernetes)?.ok_or_else(
+                    || {
+                        format!(
+                            "no pod requests {resource}, so a forecast cannot be turned into \
+                             replicas"
+                        )
+                    },
+                )?;
             let per_pod = average_request * f64::from(pct) / 100.0;
             let request = || Quantity::from_milli(average_request as i64);
             let target = text(&|| format!("{pct}% of {} per pod", request()));
@@ -340,4 +367,72 @@ pub fn forecast_proposal(
         peak_time,
         target,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pods::ReadyCondition;
+
+    /// A pod that took `seconds` from its start to Ready (not ready when `None`).
+    fn pod(seconds: Option<i64>) -> Pod {
+        let start = Timestamp::from_second(1_700_000_000).unwrap();
+        Pod {
+            start_time: Some(start),
+            ready: Some(ReadyCondition {
+                status: if seconds.is_some() {
+                    ConditionStatus::True
+                } else {
+                    ConditionStatus::False
+                },
+                last_transition_time: Timestamp::from_second(
+                    start.as_second() + seconds.unwrap_or(30),
+                )
+                .unwrap(),
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// The 75th percentile by sorting every measurable time, as the spec of it reads.
+    fn by_sorting(pods: &[Pod]) -> Option<i64> {
+        let mut took: Vec<i64> = pods
+            .iter()
+            .filter(|p| p.ready.is_some_and(|r| r.status == ConditionStatus::True))
+            .map(|p| {
+                p.ready.unwrap().last_transition_time.as_second()
+                    - p.start_time.unwrap().as_second()
+            })
+            .filter(|s| (1..=3600).contains(s))
+            .collect();
+        took.sort_unstable();
+        took.get((took.len() * 3).div_ceil(4).checked_sub(1)?)
+            .copied()
+    }
+
+    #[test]
+    fn the_startup_measured_is_the_75th_percentile_of_the_ready_pods_few_or_many() {
+        assert_eq!(measured_startup(&[]), None);
+        assert_eq!(measured_startup(&[pod(None), pod(Some(0))]), None);
+        let few: Vec<Pod> = [40, 90, 60, 7200, 45]
+            .iter()
+            .map(|&s| pod(Some(s)))
+            .chain([pod(None)])
+            .collect();
+        assert_eq!(measured_startup(&few), Some(60));
+        assert_eq!(measured_startup(&few), by_sorting(&few));
+        // Beyond what is sorted on the stack, and at its edge.
+        for count in [
+            STARTUPS_ON_STACK - 1,
+            STARTUPS_ON_STACK,
+            STARTUPS_ON_STACK + 1,
+            500,
+        ] {
+            let many: Vec<Pod> = (0..count)
+                .map(|i| pod(Some(1 + (i as i64 * 7919) % 600)))
+                .collect();
+            assert_eq!(measured_startup(&many), by_sorting(&many), "{count} pods");
+            assert!(measured_startup(&many).is_some());
+        }
+    }
 }

@@ -368,6 +368,27 @@ pub fn pod_requests(
         .collect()
 }
 
+/// The mean of the pods' positive requests (see [`pod_request`]), `None` when no pod has
+/// one; the first pod lacking one fails, as in [`pod_requests`]. Without a list: forecasts
+/// and headroom turn a load into replicas with it at every decision.
+pub fn average_pod_request(
+    pods: &[Pod],
+    resource: &ResourceName,
+    container: Option<&str>,
+    kubernetes: KubernetesVersion,
+) -> Result<Option<f64>, String> {
+    let (mut sum, mut counted) = (0.0, 0usize);
+    for pod in pods {
+        let request =
+            pod_request(pod, resource, container, kubernetes).map_err(|m| m.to_string())?;
+        if request > 0 {
+            sum += request as f64;
+            counted += 1;
+        }
+    }
+    Ok((counted > 0).then(|| sum / counted as f64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,9 @@ use foresight_core::trace::Sample;
 use serde::Serialize;
 
 use crate::config::ModelConfig;
+use crate::load::LoadTrace;
 use crate::meter::Meter;
+use crate::track::ForecastTrack;
 
 /// Days of a replay's seeded history whose forecast errors are learned before it starts.
 pub const BACKFILL_DAYS: i64 = 2;
@@ -339,17 +341,21 @@ impl Forecaster {
 
     /// Records a history sample when `now` closes a sample interval: the average total
     /// served load over it, stamped at its start (as a trace's value holds from its stamp).
-    pub fn observe(&mut self, now: i64, meter: &Meter) {
+    /// With `recorded` (the trace replayed), the sample is the trace's mean over the interval,
+    /// served or not: the same bits in every replay of the trace, which a
+    /// [`crate::track::ForecastTrack`] shares its fits between (see there why).
+    pub fn observe(&mut self, now: i64, meter: &Meter, recorded: Option<&LoadTrace>) {
         if now.rem_euclid(self.interval) != 0 {
             return;
         }
         let served = meter.now.served;
         if let Some((from, before)) = self.last_boundary {
             if now > from {
-                self.history.push_back(Sample {
-                    ts: from,
-                    value: (served - before) / (now - from) as f64,
-                });
+                let value = match recorded {
+                    Some(trace) => trace.mean_over(from, now),
+                    None => (served - before) / (now - from) as f64,
+                };
+                self.history.push_back(Sample { ts: from, value });
             }
         }
         self.last_boundary = Some((now, served));
@@ -364,12 +370,15 @@ impl Forecaster {
     /// `startup_seconds` (the decisions' latest), and self-evaluation's verdict (`proposing`:
     /// whether the latest verdict kept prediction). Returns the new forecast's peak inside the
     /// prediction window (Unix seconds, load units), when there is one.
+    /// With a `track` of the load replayed, the fit is read from it when the history is the
+    /// recorded load's.
     pub fn refit_if_due(
         &mut self,
         now: i64,
         observation: &mut Observation,
         startup_seconds: i64,
         proposing: bool,
+        track: Option<&mut ForecastTrack>,
     ) -> Option<(i64, f64)> {
         if now < self.next_refit {
             return None;
@@ -399,7 +408,13 @@ impl Forecaster {
             None => self.accuracy.expire(now, self.accuracy_window),
         }
         let history = self.history.make_contiguous();
-        let input = match predict_with(&mut self.plans.0, &self.config, history, now) {
+        let mut track = track.filter(|t| t.fits_predictor(&self.config));
+        let shared = track
+            .as_deref_mut()
+            .and_then(|t| t.prediction(history, now));
+        let prediction =
+            shared.unwrap_or_else(|| predict_with(&mut self.plans.0, &self.config, history, now));
+        let input = match prediction {
             Prediction::Ready(f) => {
                 self.forecast = Some(f.clone());
                 ForecastInput::Ready(f)
@@ -438,12 +453,11 @@ impl Forecaster {
             None => HeadroomInput::Off,
             Some(q) => {
                 let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
-                match foresight_core::prediction::headroom::learn(
-                    self.history.make_contiguous(),
-                    self.interval,
-                    lead,
-                    q,
-                ) {
+                let history = self.history.make_contiguous();
+                let shared = track.and_then(|t| t.headroom(history, now, self.interval, lead, q));
+                match shared.unwrap_or_else(|| {
+                    foresight_core::prediction::headroom::learn(history, self.interval, lead, q)
+                }) {
                     Ok(h) => HeadroomInput::Ready(h),
                     Err(reason) => HeadroomInput::NotReady(reason),
                 }
@@ -595,12 +609,12 @@ spec:
         assert_eq!(f.interval_seconds(), 60);
         let mut meter = Meter::new(0, 15, 30, 0.0, 0.0);
         let mut t = 0;
-        f.observe(t, &meter);
+        f.observe(t, &meter, None);
         for served in [2.0, 2.0, 4.0, 4.0, 1.0, 1.0, 1.0, 1.0] {
             meter.add(30, 1, served);
             t += 30;
             meter.reach(t);
-            f.observe(t, &meter);
+            f.observe(t, &meter, None);
         }
         let history: Vec<(i64, f64)> = f.history.iter().map(|s| (s.ts, s.value)).collect();
         assert_eq!(history, [(0, 2.0), (60, 4.0), (120, 1.0), (180, 1.0)]);
@@ -625,7 +639,7 @@ spec:
                     })
                     .collect::<Vec<_>>(),
             );
-            f.refit_if_due(now, &mut observation, 60, true);
+            f.refit_if_due(now, &mut observation, 60, true, None);
             let fresh = predict(&f.config, f.history.make_contiguous(), now);
             match (&fresh, f.forecast()) {
                 (Prediction::Ready(fresh), Some(kept)) => {
@@ -646,7 +660,7 @@ spec:
     fn refits_are_spaced_by_the_refit_interval_and_reach_the_observation() {
         let mut f = forecaster(DSP).unwrap();
         let mut observation = Observation::default();
-        f.refit_if_due(0, &mut observation, 60, true);
+        f.refit_if_due(0, &mut observation, 60, true, None);
         // One input per metric (the defaulted CPU metric), not ready without history.
         assert_eq!(observation.metrics.len(), 1);
         assert!(matches!(
@@ -654,13 +668,13 @@ spec:
             ForecastInput::NotReady(_)
         ));
         observation.metrics[0].forecast = ForecastInput::Off;
-        f.refit_if_due(3599, &mut observation, 60, true);
+        f.refit_if_due(3599, &mut observation, 60, true, None);
         assert_eq!(
             observation.metrics[0].forecast,
             ForecastInput::Off,
             "refitted before the hour"
         );
-        f.refit_if_due(3600, &mut observation, 60, true);
+        f.refit_if_due(3600, &mut observation, 60, true, None);
         assert!(matches!(
             observation.metrics[0].forecast,
             ForecastInput::NotReady(_)

@@ -9,7 +9,8 @@
 //! - [`load`] and [`synthetic`]: the load, from a trace or generated;
 //! - [`cluster`]: pods that start up, serve and are deleted;
 //! - [`meter`] and [`pipeline`]: what metrics-server would report, with its scrape, window and lag;
-//! - [`forecaster`]: the predictor's history and periodic refits;
+//! - [`forecaster`]: the predictor's history and periodic refits; [`track`]: the fits of a
+//!   recorded load, shared by the replays of it that predict alike;
 //! - [`runner`]: one policy's decide–act–advance loop; [`simulation`]: several side by side;
 //!   [`fleet`]: many workloads at once;
 //! - [`score`], [`timeline`], [`windows`]: what is measured and kept;
@@ -44,6 +45,7 @@ pub mod score;
 pub mod simulation;
 pub mod synthetic;
 pub mod timeline;
+pub mod track;
 pub mod tuner;
 pub mod verdict;
 pub mod windows;

@@ -119,6 +119,30 @@ impl LoadTrace {
             index: 0,
         }
     }
+
+    /// The mean load over `[from, to)` as a replay reads it through a cursor (each value
+    /// held from its stamp; the load at `from` when the span is empty). A pure function of
+    /// the trace and the span, so every replay of the trace gets the same bits for it.
+    pub fn mean_over(&self, from: i64, to: i64) -> f64 {
+        if to <= from {
+            return self.value_at(from);
+        }
+        let mut cursor = LoadCursor {
+            trace: self,
+            index: self
+                .points
+                .partition_point(|p| p.ts <= from)
+                .saturating_sub(1),
+        };
+        let (mut sum, mut t) = (0.0, from);
+        while t < to {
+            let (value, next) = cursor.at(t);
+            let until = next.min(to);
+            sum += value * (until - t) as f64;
+            t = until;
+        }
+        sum / (to - from) as f64
+    }
 }
 
 /// Reads a trace forwards: `at` must be called with non-decreasing times.
@@ -184,6 +208,18 @@ mod tests {
         assert_eq!(t.value_at(179), 3.0);
         assert_eq!(t.value_at(180), 0.0);
         assert_eq!(t.value_at(-5), 1.0);
+    }
+
+    #[test]
+    fn the_mean_over_a_span_weighs_each_value_by_how_long_it_holds() {
+        let t = trace(&[(0, 1.0), (60, 2.0), (90, 5.0)]);
+        assert_eq!(t.mean_over(0, 60), 1.0);
+        assert_eq!(t.mean_over(30, 90), 1.5);
+        assert_eq!(t.mean_over(60, 120), 3.5);
+        // Before the first point its value; from the end nothing.
+        assert_eq!(t.mean_over(-60, 0), 1.0);
+        assert_eq!(t.mean_over(120, 180), 2.5);
+        assert_eq!(t.mean_over(70, 70), 2.0);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Runs one policy over a load trace: every sync period the core decides from what the
 //! modelled cluster shows, the cluster acts on it, and the model advances to the next sync.
 
+use std::borrow::Cow;
+
 use foresight_api::status::{EffectiveHorizontalPodAutoscalerStatus, ScalingHistory};
 use foresight_core::autoscaler::{Autoscaler, MetricSource, Target};
 use foresight_core::decision::{decide, Observation, ScaleOutcome};
@@ -15,6 +17,7 @@ use crate::meter::Meter;
 use crate::pipeline::{Feed, Pipeline};
 use crate::score::{ScoreKeeper, Scores};
 use crate::timeline::{Recorder, Timeline};
+use crate::track::ForecastTrack;
 
 /// Decisions between two progress reports.
 pub const PROGRESS_BATCH: u64 = 1024;
@@ -167,22 +170,58 @@ pub fn run_policy_after(
     prior: &[Sample],
     progress: &(dyn Fn(u64) + Sync),
 ) -> PolicyOutcome {
-    // A replay that keeps only scores reads no explanation: the decisions skip building it
-    // (the same decisions, without their text).
-    let quiet;
-    let autoscaler = if model.recording == Recording::ScoresOnly && autoscaler.settings.explain {
-        quiet = Autoscaler {
+    let autoscaler = quiet_for(autoscaler, model);
+    let replay = Replay::new(name, &autoscaler, trace, model, bucket_seconds, prior, None);
+    run_to_end(replay, name, progress)
+}
+
+/// [`run_policy`] with the predictor's fits read from `track` (the fits of `trace`'s
+/// recorded load) wherever the replay's history is the recorded load's: the same outcome as
+/// fitting each itself, for a fraction of the work when several replays share the track.
+pub fn run_policy_on_track(
+    name: &str,
+    autoscaler: &Autoscaler,
+    trace: &LoadTrace,
+    model: &ModelConfig,
+    bucket_seconds: i64,
+    track: &mut ForecastTrack,
+    progress: &(dyn Fn(u64) + Sync),
+) -> PolicyOutcome {
+    let autoscaler = quiet_for(autoscaler, model);
+    let replay = Replay::new(
+        name,
+        &autoscaler,
+        trace,
+        model,
+        bucket_seconds,
+        &[],
+        Some(track),
+    );
+    run_to_end(replay, name, progress)
+}
+
+/// `autoscaler` as a replay runs it: one that keeps only scores reads no explanation, so
+/// its decisions skip building it (the same decisions, without their text).
+fn quiet_for<'a>(autoscaler: &'a Autoscaler, model: &ModelConfig) -> Cow<'a, Autoscaler> {
+    if model.recording == Recording::ScoresOnly && autoscaler.settings.explain {
+        Cow::Owned(Autoscaler {
             settings: foresight_core::autoscaler::PerObjectSettings {
                 explain: false,
                 ..autoscaler.settings.clone()
             },
             ..autoscaler.clone()
-        };
-        &quiet
+        })
     } else {
-        autoscaler
-    };
-    let mut replay = Replay::new(name, autoscaler, trace, model, bucket_seconds, prior);
+        Cow::Borrowed(autoscaler)
+    }
+}
+
+/// Decides, acts and advances `replay` to the end of its span.
+fn run_to_end(
+    mut replay: Replay<'_>,
+    name: &str,
+    progress: &(dyn Fn(u64) + Sync),
+) -> PolicyOutcome {
     let span = replay.span;
     let mut unreported = 0u64;
     let mut t = span.start;
@@ -212,6 +251,9 @@ struct Replay<'a> {
     /// The meter's grid (see [`grid_seconds`]).
     grid: i64,
     forecaster: Option<Forecaster>,
+    /// The fits of the recorded load, when the replay shares them (see [`crate::track`]).
+    track: Option<&'a mut ForecastTrack>,
+    trace: &'a LoadTrace,
     pipeline: Pipeline,
     cluster: Cluster,
     meter: Meter,
@@ -237,6 +279,7 @@ impl<'a> Replay<'a> {
         model: &'a ModelConfig,
         bucket_seconds: i64,
         prior: &[Sample],
+        track: Option<&'a mut ForecastTrack>,
     ) -> Replay<'a> {
         let span = Span::of(trace);
         let sync = autoscaler.settings.sync_period_seconds.max(1);
@@ -271,6 +314,8 @@ impl<'a> Replay<'a> {
             sync,
             grid,
             forecaster,
+            track,
+            trace,
             pipeline,
             cluster,
             meter,
@@ -350,7 +395,8 @@ impl<'a> Replay<'a> {
         );
         let proposing = prediction_proposing(&self.status);
         let observation = self.cluster.observation_mut();
-        if let Some(peak) = f.refit_if_due(t, observation, startup, proposing) {
+        let track = self.track.as_deref_mut();
+        if let Some(peak) = f.refit_if_due(t, observation, startup, proposing, track) {
             if let Some(r) = self.recorder.as_mut() {
                 r.forecast_peak(peak.0, peak.1);
             }
@@ -398,7 +444,8 @@ impl<'a> Replay<'a> {
             self.segment(a, b, load);
             self.meter.reach(b);
             if let Some(f) = self.forecaster.as_mut() {
-                f.observe(b, &self.meter);
+                let recorded = self.track.is_some().then_some(self.trace);
+                f.observe(b, &self.meter, recorded);
             }
             if self.cluster.next_ready() <= b {
                 self.cluster.mark_ready(b, self.meter.now.per_pod);

@@ -20,7 +20,7 @@ pub mod summary;
 pub use foresight_replay::{
     bound, cluster, config, error, evaluation, fleet, forecaster, frontier, load, meter,
     objective_frontier, parallel, pipeline, policy, runner, score, simulation, synthetic, timeline,
-    tuner, verdict, windows,
+    track, tuner, verdict, windows,
 };
 pub use foresight_replay::{
     simulate, LoadPoint, LoadScale, LoadTrace, ModelConfig, Outage, Policy, Recording, SimError,

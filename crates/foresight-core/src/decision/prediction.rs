@@ -86,9 +86,11 @@ impl Decision {
                     .filter(|p| a.objective.is_some() && !p.knobs.prediction),
             };
             let need = exact.get(i).copied().flatten();
-            let (outcome, record) =
-                self.predict_metric(policy, metric, &seen, need, reach, scale, ctx, candidates);
-            outcomes.push((metric.identifier(), outcome));
+            let id = metric.identifier();
+            let (outcome, record) = self.predict_metric(
+                policy, metric, &id, &seen, need, reach, scale, ctx, candidates,
+            );
+            outcomes.push((id, outcome));
             records.extend(record);
         }
         self.status.prediction = Some(PredictionStatus {
@@ -113,6 +115,7 @@ impl Decision {
         &mut self,
         policy: &PredictionPolicy,
         metric: &Metric,
+        id: &str,
         seen: &Seen<'_>,
         need: Option<f64>,
         reach: Reach,
@@ -120,9 +123,8 @@ impl Decision {
         ctx: &ReplicaContext<'_>,
         candidates: &mut Vec<Candidate>,
     ) -> (MetricOutcome, Option<ForecastAccuracyStatus>) {
-        let id = metric.identifier();
-        let (was_demoted, was_kept) = self.previous_verdict(&id);
-        let demotion = forecasting::demotion(policy, seen.accuracy, was_demoted);
+        let (was_demoted, was_kept) = self.previous_verdict(id);
+        let demotion = forecasting::demotion(policy, seen.accuracy, was_demoted, self.explain);
         let correction = match policy.horizon {
             Horizon::LeadTime => forecasting::correction(seen.accuracy),
             Horizon::Window => 1.0,
@@ -137,7 +139,7 @@ impl Decision {
         // to demote (and the condition says why there is none).
         let demoted = demotion.is_some() && matches!(seen.forecast, ForecastInput::Ready(_));
         let record =
-            covered.then(|| accuracy_record(&id, seen.accuracy, correction, demoted, evaluation));
+            covered.then(|| accuracy_record(id, seen.accuracy, correction, demoted, evaluation));
         let mut outcome = MetricOutcome::default();
         let tuned_off = seen
             .tuned_off
@@ -437,22 +439,24 @@ impl Decision {
         let mut in_use = Vec::new();
         let mut missing = Vec::new();
         let (mut demoted, mut no_saving, mut failed) = (Vec::new(), Vec::new(), false);
+        // Which lists are empty decides the condition; their text is only its message.
+        let say = |id: &str, how: &str, r: &str| self.text(|| format!("{id}: {how}{r}"));
         for (id, o) in outcomes {
             in_use.extend(o.in_use.iter().cloned());
             let Some(idle) = &o.idle else { continue };
             match idle {
-                Idle::NotReady(r) => missing.push(format!("{id}: {r}")),
+                Idle::NotReady(r) => missing.push(say(id, "", r)),
                 Idle::Failed(r) => {
                     failed = true;
-                    missing.push(format!("{id}: {r}"));
+                    missing.push(say(id, "", r));
                 }
                 Idle::Demoted(r) => {
-                    demoted.push(format!("{id}: {r}"));
-                    missing.push(format!("{id}: demoted: {r}"));
+                    demoted.push(say(id, "", r));
+                    missing.push(say(id, "demoted: ", r));
                 }
                 Idle::NoSaving(r) => {
-                    no_saving.push(format!("{id}: {r}"));
-                    missing.push(format!("{id}: off: {r}"));
+                    no_saving.push(say(id, "", r));
+                    missing.push(say(id, "off: ", r));
                 }
             }
             // A metric whose headroom proposes is in use even while its forecast is not.
