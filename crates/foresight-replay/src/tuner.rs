@@ -150,7 +150,7 @@ pub fn choose(
 /// saving is clear may replace it, and the point in use is kept only while it is one of
 /// them: a replay of a few days that shows a hotter point 1% cheaper, or as short as the spec
 /// as written because neither was ever short, does not show it will be cheaper or as safe
-/// tomorrow (on Crane's input7 such points were chosen and ran 5% dearer or 30% more often
+/// tomorrow (on Crane's input7 such points were chosen and ran 5% dearer or 30-60% more often
 /// short the next day). When the spec as written falls short of the objective, any candidate
 /// that meets it will do, as in [`choose`].
 pub fn choose_clear(
