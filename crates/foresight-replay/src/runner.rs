@@ -172,7 +172,7 @@ pub fn run_policy_after(
 ) -> PolicyOutcome {
     let autoscaler = quiet_for(autoscaler, model);
     let replay = Replay::new(name, &autoscaler, trace, model, bucket_seconds, prior, None);
-    run_to_end(replay, name, progress)
+    run_to_end(replay, name, progress, &mut |_, _| {})
 }
 
 /// [`run_policy`] with the predictor's fits read from `track` (the fits of `trace`'s
@@ -197,8 +197,60 @@ pub fn run_policy_on_track(
         &[],
         Some(track),
     );
-    run_to_end(replay, name, progress)
+    run_to_end(replay, name, progress, &mut |_, _| {})
 }
+
+/// A replay's figures over one day of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DayFigures {
+    /// Minutes under-provisioned that day.
+    pub under_minutes: f64,
+    /// Replica-hours that day.
+    pub replica_hours: f64,
+}
+
+/// [`run_policy_after`], also returning the figures of each whole day from the trace's first
+/// whole minute (a last part day counts as one): what a tuner judges a candidate by day by
+/// day rather than only by the sum, since one calm day can hide a bad one.
+pub fn run_policy_by_day(
+    name: &str,
+    autoscaler: &Autoscaler,
+    trace: &LoadTrace,
+    model: &ModelConfig,
+    bucket_seconds: i64,
+    prior: &[Sample],
+) -> (PolicyOutcome, Vec<DayFigures>) {
+    // The figures so far at each day's end, then at the end.
+    let mut marks: Vec<(f64, f64)> = Vec::new();
+    let mut last = (0.0, 0.0);
+    let mut day_end = Span::of(trace).start.saturating_add(DAY_SECONDS);
+    let autoscaler = quiet_for(autoscaler, model);
+    let replay = Replay::new(name, &autoscaler, trace, model, bucket_seconds, prior, None);
+    let outcome = run_to_end(replay, name, &|_| {}, &mut |t, so_far| {
+        if t >= day_end {
+            marks.push(so_far);
+            day_end = day_end.saturating_add(DAY_SECONDS);
+        }
+        last = so_far;
+    });
+    if marks.last() != Some(&last) {
+        marks.push(last);
+    }
+    let days = marks
+        .iter()
+        .scan((0.0, 0.0), |before: &mut (f64, f64), &(under, hours)| {
+            let day = DayFigures {
+                under_minutes: under - before.0,
+                replica_hours: hours - before.1,
+            };
+            *before = (under, hours);
+            Some(day)
+        })
+        .collect();
+    (outcome, days)
+}
+
+const DAY_SECONDS: i64 = 86_400;
 
 /// `autoscaler` as a replay runs it: one that keeps only scores reads no explanation, so
 /// its decisions skip building it (the same decisions, without their text).
@@ -216,16 +268,19 @@ fn quiet_for<'a>(autoscaler: &'a Autoscaler, model: &ModelConfig) -> Cow<'a, Aut
     }
 }
 
-/// Decides, acts and advances `replay` to the end of its span.
+/// Decides, acts and advances `replay` to the end of its span; `at_step` sees each decision
+/// instant, and at last the end, with the minutes short and the replica-hours up to it.
 fn run_to_end(
     mut replay: Replay<'_>,
     name: &str,
     progress: &(dyn Fn(u64) + Sync),
+    at_step: &mut dyn FnMut(i64, (f64, f64)),
 ) -> PolicyOutcome {
     let span = replay.span;
     let mut unreported = 0u64;
     let mut t = span.start;
     while t < span.end {
+        at_step(t, replay.keeper.so_far());
         replay.decide_at(t);
         let next = t.saturating_add(replay.sync).min(span.end);
         replay.advance(t, next);
@@ -239,6 +294,7 @@ fn run_to_end(
     if unreported > 0 {
         progress(unreported);
     }
+    at_step(span.end, replay.keeper.so_far());
     replay.finish(name)
 }
 
@@ -536,5 +592,42 @@ spec:
         assert_eq!(full.scores, scores_only.scores);
         assert_eq!(full.prediction, scores_only.prediction);
         assert!(full.prediction.is_some_and(|p| p.ready_refits > 0));
+    }
+
+    /// A replay day by day decides as the plain one, and its days add up to its scores.
+    #[test]
+    fn the_days_of_a_replay_add_up_to_its_scores() {
+        let manifest = "apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 40
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 90}}
+";
+        let autoscaler = policies_from_manifest(manifest, "web").unwrap()[0]
+            .compile()
+            .unwrap();
+        let load = LoadTrace::new(generate(&SyntheticConfig {
+            days: 3,
+            seed: 5,
+            ..Default::default()
+        }))
+        .unwrap()
+        .scaled_to_peak(12.0);
+        let model = ModelConfig::default();
+        let plain = run_policy("web", &autoscaler, &load, &model, 3600, &|_| {});
+        let (by_day, days) = run_policy_by_day("web", &autoscaler, &load, &model, 3600, &[]);
+        assert_eq!(plain.scores, by_day.scores);
+        assert_eq!(days.len(), 3, "{days:?}");
+        assert!(days.iter().all(|d| d.replica_hours > 0.0), "{days:?}");
+        let under: f64 = days.iter().map(|d| d.under_minutes).sum();
+        let hours: f64 = days.iter().map(|d| d.replica_hours).sum();
+        assert!(plain.scores.under_provisioned_minutes > 0.0);
+        assert!((under - plain.scores.under_provisioned_minutes).abs() < 0.01);
+        assert!((hours - plain.scores.replica_hours).abs() < 0.01);
     }
 }

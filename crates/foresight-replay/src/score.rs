@@ -106,6 +106,11 @@ impl ScoreKeeper {
         }
     }
 
+    /// Minutes short and replica-hours so far, unrounded.
+    pub fn so_far(&self) -> (f64, f64) {
+        (self.under_seconds as f64 / 60.0, self.pod_seconds / 3600.0)
+    }
+
     /// The scores.
     pub fn finish(mut self, name: &str, pods_started: u64) -> Scores {
         self.close_interval();
