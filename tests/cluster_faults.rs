@@ -540,6 +540,10 @@ async fn bad_day(test: &str, pace: Pace) {
 
     // (d) A partition across a restart: every watch resumes from a resourceVersion the new
     //     server's watch cache does not hold, and is answered 410 Gone.
+    //     What is deleted meanwhile must leave the controller's caches when they list again:
+    //     a second autoscaler on app-0's target (its conflict must clear, its series go) and
+    //     one of app-1's pods.
+    let twin = Twin::create(&client, &leader, pace).await;
     let before = fleet_state.snapshot(&client).await;
     let gone_before = leader.log().matches("code: 410").count();
     proxy.set_cut(true);
@@ -555,9 +559,11 @@ async fn bad_day(test: &str, pace: Pace) {
             .await
             .unwrap();
     }
+    twin.delete(&client).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     proxy.set_cut(false);
     let expired = fleet_state.window(&cluster, &client, None).await;
+    check(twin.forgotten(&client, &leader).await, &leader);
     let gone = leader.log().matches("code: 410").count() - gone_before;
     check(
         (gone > 0).then_some(()).ok_or_else(|| {
@@ -620,6 +626,110 @@ async fn bad_day(test: &str, pace: Pace) {
         eprintln!("bad day: {line}");
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A second autoscaler on app-0's target, made before the partition and deleted during it.
+struct Twin {
+    namespace: String,
+}
+
+impl Twin {
+    const NAME: &'static str = "twin";
+
+    /// Creates it and waits until app-0 reports the conflict and the twin has its series.
+    async fn create(
+        client: &Client,
+        controller: &foresight_envtest::controller::ForesightController,
+        pace: Pace,
+    ) -> Twin {
+        let (namespace, target) = Fleet::name(0);
+        apply_ehpa(
+            client,
+            &namespace,
+            &format!(
+                "metadata: {{name: {}}}\nspec: {{scaleStrategy: Preview, scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {target}}}, maxReplicas: 20, metrics: [{{type: Resource, resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 50}}}}}}]}}",
+                Twin::NAME
+            ),
+        )
+        .await
+        .unwrap();
+        let twin = Twin { namespace };
+        with_log(
+            foresight_envtest::eventually(
+                "app-0 reports the twin's conflict and the twin has series",
+                pace.caught_up_within() + Duration::from_secs(30),
+                || {
+                    let twin = &twin;
+                    async move {
+                        let ambiguous = twin.ambiguous(client).await?;
+                        let series = twin.has_series(controller).await?;
+                        Ok((ambiguous && series).then_some(()))
+                    }
+                },
+            )
+            .await,
+            controller,
+        );
+        twin
+    }
+
+    /// Whether app-0's ScalingActive condition says AmbiguousSelector.
+    async fn ambiguous(&self, client: &Client) -> anyhow::Result<bool> {
+        let status = ehpa_status(client, &self.namespace, &Fleet::name(0).1).await?;
+        Ok(condition(&status, "ScalingActive")
+            .is_some_and(|(_, reason, _)| reason == "AmbiguousSelector"))
+    }
+
+    /// Whether the controller's `/metrics` has a series of the twin.
+    async fn has_series(
+        &self,
+        controller: &foresight_envtest::controller::ForesightController,
+    ) -> anyhow::Result<bool> {
+        let metrics = controller.scrape().await?;
+        let labels = format!("namespace=\"{}\",name=\"{}\"", self.namespace, Twin::NAME);
+        Ok(metrics.contains(&labels))
+    }
+
+    /// Deletes the twin and one of app-1's pods (its Deployment makes a new one).
+    async fn delete(&self, client: &Client) {
+        let ehpas: kube::Api<kube::core::DynamicObject> =
+            kube::Api::namespaced_with(client.clone(), &self.namespace, &ehpa_resource());
+        ehpas
+            .delete(Twin::NAME, &Default::default())
+            .await
+            .expect("deleting the twin");
+        let (ns, app) = Fleet::name(1);
+        let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+            kube::Api::namespaced(client.clone(), &ns);
+        let listed = pods
+            .list(&kube::api::ListParams::default().labels(&format!("app={app}")))
+            .await
+            .expect("listing app-1's pods");
+        for pod in listed.items.iter().take(1) {
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            pods.delete(&name, &Default::default())
+                .await
+                .expect("deleting one of app-1's pods");
+        }
+    }
+
+    /// After the recovery window: the conflict is gone from app-0 and the twin's series from
+    /// `/metrics` (the autoscaler cache listed again without it).
+    async fn forgotten(
+        &self,
+        client: &Client,
+        controller: &foresight_envtest::controller::ForesightController,
+    ) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            !self.ambiguous(client).await?,
+            "app-0 still reports the conflict with the twin deleted during the partition"
+        );
+        anyhow::ensure!(
+            !self.has_series(controller).await?,
+            "/metrics still has series of the twin deleted during the partition"
+        );
+        Ok(())
+    }
 }
 
 /// Waits until the API server answers the controller's own identity again, autoscalers and
