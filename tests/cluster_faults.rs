@@ -540,6 +540,10 @@ async fn bad_day(test: &str, pace: Pace) {
 
     // (d) A partition across a restart: every watch resumes from a resourceVersion the new
     //     server's watch cache does not hold, and is answered 410 Gone.
+    //     What is deleted meanwhile must leave the controller's caches when they list again:
+    //     of two autoscalers on one workload, the one deleted (the conflict must clear, its
+    //     series go).
+    let twin = Twin::create(&cluster, &client, &leader).await;
     let before = fleet_state.snapshot(&client).await;
     let gone_before = leader.log().matches("code: 410").count();
     proxy.set_cut(true);
@@ -555,9 +559,18 @@ async fn bad_day(test: &str, pace: Pace) {
             .await
             .unwrap();
     }
+    twin.delete(&client).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     proxy.set_cut(false);
+    let reconnected = Instant::now();
     let expired = fleet_state.window(&cluster, &client, None).await;
+    match twin.forgotten(&client, &leader, reconnected).await {
+        Ok(took) => report.push(format!(
+            "the autoscaler deleted during the partition forgotten (conflict cleared, series gone) {:.0} s after the cut ended",
+            took.as_secs_f64()
+        )),
+        Err(e) => check(Err(e), &leader),
+    }
     let gone = leader.log().matches("code: 410").count() - gone_before;
     check(
         (gone > 0).then_some(()).ok_or_else(|| {
@@ -620,6 +633,114 @@ async fn bad_day(test: &str, pace: Pace) {
         eprintln!("bad day: {line}");
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Two autoscalers on one workload outside the fleet (so the fleet's windows are unchanged):
+/// `solo` and `twin`, made before the partition; `twin` is deleted during it.
+struct Twin {
+    namespace: String,
+}
+
+impl Twin {
+    const TARGET: &'static str = "shared";
+    const KEPT: &'static str = "solo";
+    const NAME: &'static str = "twin";
+
+    /// Creates the workload and both autoscalers, and waits until `solo` reports the
+    /// conflict and `twin` has series.
+    async fn create(
+        cluster: &foresight_envtest::Cluster,
+        client: &Client,
+        controller: &foresight_envtest::controller::ForesightController,
+    ) -> Twin {
+        let namespace = Fleet::name(0).0;
+        cluster
+            .metrics()
+            .set_cpu(&namespace, Twin::TARGET, Load::Total(50.0));
+        workload::deployment(client, &namespace, Twin::TARGET, 1, 100)
+            .await
+            .unwrap();
+        for name in [Twin::KEPT, Twin::NAME] {
+            apply_ehpa(
+                client,
+                &namespace,
+                &format!(
+                    "metadata: {{name: {name}}}\nspec: {{scaleStrategy: Preview, scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {}}}, maxReplicas: 20, metrics: [{{type: Resource, resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 50}}}}}}]}}",
+                    Twin::TARGET
+                ),
+            )
+            .await
+            .unwrap();
+        }
+        let twin = Twin { namespace };
+        // The API server was restarted just before: its watch of the autoscalers comes back
+        // last, a minute or two later (see docs/controller.md), and with it the twin.
+        with_log(
+            foresight_envtest::eventually(
+                "solo reports the conflict with twin and twin has series",
+                Duration::from_secs(300),
+                || {
+                    let twin = &twin;
+                    async move {
+                        let ambiguous = twin.ambiguous(client).await?;
+                        let series = twin.has_series(controller).await?;
+                        Ok((ambiguous && series).then_some(()))
+                    }
+                },
+            )
+            .await,
+            controller,
+        );
+        twin
+    }
+
+    /// Whether solo's ScalingActive condition says AmbiguousSelector.
+    async fn ambiguous(&self, client: &Client) -> anyhow::Result<bool> {
+        let status = ehpa_status(client, &self.namespace, Twin::KEPT).await?;
+        Ok(condition(&status, "ScalingActive")
+            .is_some_and(|(_, reason, _)| reason == "AmbiguousSelector"))
+    }
+
+    /// Whether the controller's `/metrics` has a series of the twin.
+    async fn has_series(
+        &self,
+        controller: &foresight_envtest::controller::ForesightController,
+    ) -> anyhow::Result<bool> {
+        let metrics = controller.scrape().await?;
+        let labels = format!("namespace=\"{}\",name=\"{}\"", self.namespace, Twin::NAME);
+        Ok(metrics.contains(&labels))
+    }
+
+    async fn delete(&self, client: &Client) {
+        let ehpas: kube::Api<kube::core::DynamicObject> =
+            kube::Api::namespaced_with(client.clone(), &self.namespace, &ehpa_resource());
+        ehpas
+            .delete(Twin::NAME, &Default::default())
+            .await
+            .expect("deleting the twin");
+    }
+
+    /// Once the autoscaler watch has listed again without the twin (it comes back last, a
+    /// minute or two after the API server): solo no longer reports the conflict, and the
+    /// twin's series are gone from `/metrics`. How long that took from `since`.
+    async fn forgotten(
+        &self,
+        client: &Client,
+        controller: &foresight_envtest::controller::ForesightController,
+        since: Instant,
+    ) -> anyhow::Result<Duration> {
+        foresight_envtest::eventually(
+            "solo's conflict cleared and twin's series gone after the partition",
+            Duration::from_secs(300),
+            || async move {
+                let cleared =
+                    !self.ambiguous(client).await? && !self.has_series(controller).await?;
+                Ok(cleared.then_some(()))
+            },
+        )
+        .await?;
+        Ok(since.elapsed())
+    }
 }
 
 /// Waits until the API server answers the controller's own identity again, autoscalers and

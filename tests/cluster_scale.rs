@@ -190,9 +190,32 @@ async fn controller_resources_with_many_autoscalers() {
     // the controller and the API server count in the two minutes after it serves again
     // (its counters start over with it).
     let before = controller.scrape().await.unwrap_or_default();
+    // RSS every second from the cut until two minutes after the API server is back: the
+    // relists that follow are where the controller's memory peaks.
+    let pid = controller.pid();
+    let high_water_before = pid.map_or(f64::NAN, high_water_mib);
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = tokio::spawn({
+        let sampling = sampling.clone();
+        async move {
+            let mut peak: f64 = 0.0;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(pid) = pid {
+                    peak = peak.max(foresight_envtest::process::usage(pid).1);
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            peak
+        }
+    });
     cluster.control_plane.stop_apiserver();
     tokio::time::sleep(Duration::from_secs(10)).await;
+    let restarting = Instant::now();
     cluster.control_plane.start_apiserver().await.unwrap();
+    eprintln!(
+        "scale: API server ready {:.0} s after it was started again",
+        restarting.elapsed().as_secs_f64()
+    );
     let client = cluster.client().await.unwrap();
     let back = Instant::now();
     let synced = |m: &str| {
@@ -205,6 +228,12 @@ async fn controller_resources_with_many_autoscalers() {
     }
     tokio::time::sleep(Duration::from_secs(120).saturating_sub(back.elapsed())).await;
     let after = controller.scrape().await.unwrap_or_default();
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let outage_peak = sampler.await.unwrap_or(f64::NAN);
+    let high_water_after = pid.map_or(f64::NAN, high_water_mib);
+    eprintln!(
+        "scale: API server restart: controller RSS peak {outage_peak:.0} MiB sampled every second from the cut to 120 s after it was ready; high-water mark {high_water_before:.0} MiB before, {high_water_after:.0} MiB after"
+    );
     let api = apiserver_requests(&client).await;
     let api_controller: f64 = api
         .iter()

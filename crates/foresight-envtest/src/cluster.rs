@@ -225,7 +225,10 @@ impl ControlPlane {
             &args,
             &log,
         )?);
-        self.wait_ready(Duration::from_secs(90)).await
+        // Over many objects a restarted API server takes minutes to be ready (it rebuilds
+        // its watch caches from etcd, on a machine the test already loads): 90 s was not
+        // enough at 10,000 autoscalers.
+        self.wait_ready(Duration::from_secs(300)).await
     }
 
     /// Stops the API server (SIGTERM, then SIGKILL); etcd keeps the data.

@@ -23,7 +23,7 @@ use futures::StreamExt;
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{predicates, watcher, WatchStreamExt};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client};
 use tokio::sync::watch;
 
 use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
@@ -369,11 +369,12 @@ async fn run_leading(
     let store: Store<EffectiveHorizontalPodAutoscaler> = ctx.store.clone();
     let forget = ctx.clone();
     let mut failures = crate::backoff::FailureLog::new("autoscaler watch");
-    let trigger = watcher(api, crate::client::watch_config())
+    let events = watcher(api, crate::client::watch_config())
         .backoff(crate::backoff::watch_backoff())
-        // Nothing reads who manages which field; at 10,000 autoscalers that is megabytes.
-        .modify(|o| o.managed_fields_mut().clear())
-        .reflect(writer)
+        .modify(keep_what_is_read);
+    // In place: a relist after an API server restart must not hold a second copy of every
+    // autoscaler until it completes.
+    let trigger = crate::relist::reflect_in_place(writer, events)
         .inspect(move |ev| {
             let ev = match ev {
                 Ok(ev) => {
@@ -391,7 +392,7 @@ async fn run_leading(
                         forget.forget(&key);
                     }
                 }
-                // The store now holds the full list (reflect ran first): what is kept of
+                // The store now holds the full list (it was applied first): what is kept of
                 // autoscalers deleted while no watch ran is forgotten.
                 watcher::Event::InitDone => {
                     let listed: HashSet<AutoscalerKey> = forget
@@ -422,9 +423,79 @@ async fn run_leading(
         .await;
 }
 
+/// The annotations the controller reads (the pause annotations), by their prefix.
+const OUR_ANNOTATIONS: &str = "autoscaling.foresight.dev/";
+
+/// Drops the metadata nothing reads from a cached autoscaler: who manages which field,
+/// labels, owners, finalizers, and annotations other than ours (client-side `kubectl apply`
+/// keeps a JSON copy of the whole object in one). At 10,000 autoscalers that is megabytes.
+fn keep_what_is_read(o: &mut EffectiveHorizontalPodAutoscaler) {
+    let meta = &mut o.metadata;
+    meta.managed_fields = None;
+    meta.labels = None;
+    meta.owner_references = None;
+    meta.finalizers = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.retain(|k, _| k.starts_with(OUR_ANNOTATIONS));
+        if annotations.is_empty() {
+            meta.annotations = None;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_keeps_the_pause_annotations_and_drops_unread_metadata() {
+        let mut o: EffectiveHorizontalPodAutoscaler = serde_json::from_value(serde_json::json!({
+            "apiVersion": "autoscaling.foresight.dev/v1alpha1",
+            "kind": "EffectiveHorizontalPodAutoscaler",
+            "metadata": {
+                "name": "web", "namespace": "shop", "generation": 3, "resourceVersion": "7",
+                "uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z",
+                "labels": {"team": "shop"},
+                "finalizers": ["example.com/keep"],
+                "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u-2"}],
+                "managedFields": [{"manager": "kubectl", "operation": "Apply"}],
+                "annotations": {
+                    "autoscaling.foresight.dev/paused": "true",
+                    "kubectl.kubernetes.io/last-applied-configuration": "{\"a\": 1}"
+                }
+            },
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "maxReplicas": 3
+            }
+        }))
+        .unwrap();
+        let spec = serde_json::to_value(&o.spec).unwrap();
+        keep_what_is_read(&mut o);
+        let m = &o.metadata;
+        assert_eq!(
+            m.annotations,
+            Some([("autoscaling.foresight.dev/paused".into(), "true".into())].into())
+        );
+        assert_eq!((m.labels.as_ref(), m.finalizers.as_ref()), (None, None));
+        assert_eq!(
+            (m.owner_references.as_ref(), m.managed_fields.as_ref()),
+            (None, None)
+        );
+        // What the reconcile reads stays.
+        assert_eq!(m.name.as_deref(), Some("web"));
+        assert_eq!(m.namespace.as_deref(), Some("shop"));
+        assert_eq!(m.generation, Some(3));
+        assert_eq!(m.resource_version.as_deref(), Some("7"));
+        assert_eq!(m.uid.as_deref(), Some("u-1"));
+        assert!(m.creation_timestamp.is_some());
+        assert_eq!(serde_json::to_value(&o.spec).unwrap(), spec);
+
+        // No annotation of ours: none kept.
+        o.metadata.annotations = Some([("a".into(), "b".into())].into());
+        keep_what_is_read(&mut o);
+        assert_eq!(o.metadata.annotations, None);
+    }
 
     #[test]
     fn the_flag_overrides_the_server_and_the_server_overrides_the_default() {

@@ -32,6 +32,7 @@ pub mod leader;
 pub mod pods;
 pub mod prometheus;
 pub mod reconcile;
+pub mod relist;
 pub mod sources;
 pub mod status;
 pub mod target;

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use foresight_api::status::ConditionStatus;
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
@@ -21,6 +21,8 @@ use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
 
 use foresight_api::selector::Selector;
+
+use crate::relist::Sweep;
 
 /// One cached pod: its labels (for selectors) and the decision's view of it.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +50,14 @@ impl Namespace {
                 .insert(name.clone());
         }
         self.pods.insert(name, pod);
+    }
+
+    /// Inserts a pod unless the same pod is already there: a relist lists every pod, most
+    /// of them unchanged, and re-indexing those would be work for nothing.
+    fn insert_if_changed(&mut self, name: String, pod: CachedPod) {
+        if self.pods.get(&name) != Some(&pod) {
+            self.insert(name, pod);
+        }
     }
 
     fn remove(&mut self, name: &str) {
@@ -85,8 +95,9 @@ type Namespaces = HashMap<String, Namespace>;
 #[derive(Debug, Default)]
 pub struct PodCache {
     pods: RwLock<Namespaces>,
-    /// Filled during a (re)list, swapped in when it completes.
-    relist: RwLock<Option<Namespaces>>,
+    /// The pods a (re)list has listed so far. A relist applies in place (one copy of the
+    /// cache, not two) and removes the pods it did not list when it completes.
+    relist: Mutex<Sweep<(String, String)>>,
     ready: AtomicBool,
 }
 
@@ -133,22 +144,39 @@ impl PodCache {
     }
 
     fn start_relist(&self) {
-        *self.relist.write() = Some(Namespaces::new());
+        self.relist.lock().begin();
     }
 
     fn relist_apply(&self, pod: &KubePod) {
         let Some((ns, name, cached)) = convert(pod) else {
             return;
         };
-        if let Some(map) = self.relist.write().as_mut() {
-            map.entry(ns).or_default().insert(name, cached);
-        }
+        self.relist.lock().saw((ns.clone(), name.clone()));
+        self.pods
+            .write()
+            .entry(ns)
+            .or_default()
+            .insert_if_changed(name, cached);
     }
 
+    /// Removes the pods the completed list did not list (deleted while no watch ran), under
+    /// one write lock, and marks the cache ready.
     fn finish_relist(&self) {
-        let fresh = self.relist.write().take();
-        if let Some(fresh) = fresh {
-            *self.pods.write() = fresh;
+        let listed = self.relist.lock().finish();
+        if let Some(listed) = listed {
+            let mut map = self.pods.write();
+            for (ns, pods) in map.iter_mut() {
+                let unlisted: Vec<String> = pods
+                    .pods
+                    .keys()
+                    .filter(|name| !listed.contains(&(ns.clone(), (*name).clone())))
+                    .cloned()
+                    .collect();
+                for name in unlisted {
+                    pods.remove(&name);
+                }
+            }
+            map.retain(|_, pods| !pods.pods.is_empty());
         }
         self.mark_ready();
     }
@@ -332,20 +360,54 @@ mod tests {
         assert_eq!(cache.select("a", &Selector::parse("app").unwrap()).len(), 1);
     }
 
+    fn names(cache: &PodCache, ns: &str, selector: &str) -> Vec<String> {
+        cache
+            .select(ns, &Selector::parse(selector).unwrap())
+            .into_iter()
+            .map(|p| p.name)
+            .collect()
+    }
+
     #[test]
     fn a_relist_replaces_everything() {
         let cache = PodCache::new();
         cache.apply(&pod("a", "gone", "web"));
+        cache.apply(&pod("a", "moved", "web"));
+        cache.apply(&pod("b", "gone-too", "web"));
         cache.start_relist();
         cache.relist_apply(&pod("a", "kept", "web"));
+        cache.relist_apply(&pod("a", "moved", "db"));
+        // Mid-relist nothing listed before is missing, and what was listed is current.
+        assert_eq!(names(&cache, "a", "app=web"), ["gone", "kept"]);
+        assert_eq!(names(&cache, "a", "app=db"), ["moved"]);
+        assert_eq!(names(&cache, "b", "app=web"), ["gone-too"]);
         assert!(!cache.is_ready());
         cache.finish_relist();
         assert!(cache.is_ready());
-        let names: Vec<String> = cache
-            .select("a", &Selector::default())
-            .into_iter()
-            .map(|p| p.name)
-            .collect();
-        assert_eq!(names, ["kept"]);
+        assert_eq!(names(&cache, "a", ""), ["kept", "moved"]);
+        // Gone from the label index too.
+        assert_eq!(names(&cache, "a", "app=web"), ["kept"]);
+        assert!(names(&cache, "b", "app=web").is_empty());
+        assert_eq!(cache.len(), 2);
+        let index: usize = cache.pods.read().values().map(|ns| ns.by_label.len()).sum();
+        assert_eq!(index, 2, "one label=value for kept, one for moved");
+    }
+
+    #[test]
+    fn a_failed_relist_removes_nothing_and_the_next_complete_one_does() {
+        let cache = PodCache::new();
+        cache.start_relist();
+        cache.relist_apply(&pod("a", "one", "web"));
+        cache.relist_apply(&pod("a", "two", "web"));
+        cache.finish_relist();
+        // A relist that lists only "one", then fails: both stay.
+        cache.start_relist();
+        cache.relist_apply(&pod("a", "one", "web"));
+        assert_eq!(names(&cache, "a", "app=web"), ["one", "two"]);
+        // The next lists only "two": "one" goes although the failed one had listed it.
+        cache.start_relist();
+        cache.relist_apply(&pod("a", "two", "web"));
+        cache.finish_relist();
+        assert_eq!(names(&cache, "a", "app=web"), ["two"]);
     }
 }

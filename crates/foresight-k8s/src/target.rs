@@ -25,6 +25,7 @@ use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
 
+use crate::relist::Sweep;
 use crate::telemetry::{ApiCall, Call};
 
 /// Why the scale could not be read or written.
@@ -113,13 +114,62 @@ impl WorkloadKind {
 
 /// The scale of one workload, derived from the object as its scale subresource would report
 /// it.
-type Scales = HashMap<(String, String), Scale>;
+type Scales = HashMap<WorkloadKey, Scale>;
+
+/// A workload's namespace and name.
+type WorkloadKey = (String, String);
 
 #[derive(Debug, Default)]
 struct KindCache {
     scales: RwLock<Scales>,
-    relist: RwLock<Option<Scales>>,
+    /// The workloads a (re)list has listed so far. A relist applies in place (one copy, not
+    /// two) and removes what it did not list when it completes.
+    relist: parking_lot::Mutex<Sweep<WorkloadKey>>,
     ready: AtomicBool,
+}
+
+impl KindCache {
+    /// Applies one watch event: a workload's scale, its deletion, or a step of a (re)list.
+    fn on_event(&self, event: watcher::Event<(WorkloadKey, Scale)>) {
+        match event {
+            watcher::Event::Apply((key, scale)) => {
+                self.scales.write().insert(key, scale);
+            }
+            watcher::Event::Delete((key, _)) => {
+                self.scales.write().remove(&key);
+            }
+            watcher::Event::Init => self.relist.lock().begin(),
+            watcher::Event::InitApply((key, scale)) => {
+                self.relist.lock().saw(key.clone());
+                self.scales.write().insert(key, scale);
+            }
+            watcher::Event::InitDone => {
+                let listed = self.relist.lock().finish();
+                if let Some(listed) = listed {
+                    self.scales.write().retain(|key, _| listed.contains(key));
+                }
+                self.ready.store(true, Ordering::Release);
+            }
+        }
+    }
+}
+
+/// A workload watch's event, reduced to what the cache keeps. Objects without a namespace or
+/// name are not real API objects and are skipped.
+fn keyed<W: ScalableWorkload>(
+    event: watcher::Event<W>,
+) -> Option<watcher::Event<(WorkloadKey, Scale)>> {
+    let keyed = |w: &W| {
+        let key = (w.meta().namespace.clone()?, w.meta().name.clone()?);
+        Some((key, scale_of(w)))
+    };
+    Some(match event {
+        watcher::Event::Apply(w) => watcher::Event::Apply(keyed(&w)?),
+        watcher::Event::Delete(w) => watcher::Event::Delete(keyed(&w)?),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(w) => watcher::Event::InitApply(keyed(&w)?),
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    })
 }
 
 /// Scales of Deployments, StatefulSets and ReplicaSets, kept current by watches.
@@ -265,7 +315,6 @@ impl WorkloadCache {
         let Some(cache) = self.kinds.get(&kind) else {
             return;
         };
-        let key = |w: &W| Some((w.meta().namespace.clone()?, w.meta().name.clone()?));
         let stream = watcher(Api::<W>::all(client), crate::client::watch_config())
             .backoff(crate::backoff::watch_backoff());
         futures::pin_mut!(stream);
@@ -275,30 +324,10 @@ impl WorkloadCache {
                 failures.succeeded();
             }
             match event {
-                Ok(watcher::Event::Apply(w)) => {
-                    if let Some(k) = key(&w) {
-                        cache.scales.write().insert(k, scale_of(&w));
+                Ok(event) => {
+                    if let Some(event) = keyed(event) {
+                        cache.on_event(event);
                     }
-                }
-                Ok(watcher::Event::Delete(w)) => {
-                    if let Some(k) = key(&w) {
-                        cache.scales.write().remove(&k);
-                    }
-                }
-                Ok(watcher::Event::Init) => {
-                    *cache.relist.write() = Some(Scales::new());
-                }
-                Ok(watcher::Event::InitApply(w)) => {
-                    if let (Some(k), Some(m)) = (key(&w), cache.relist.write().as_mut()) {
-                        m.insert(k, scale_of(&w));
-                    }
-                }
-                Ok(watcher::Event::InitDone) => {
-                    let fresh = cache.relist.write().take();
-                    if let Some(fresh) = fresh {
-                        *cache.scales.write() = fresh;
-                    }
-                    cache.ready.store(true, Ordering::Release);
                 }
                 Err(e) => {
                     failures.failed(&e);
@@ -455,6 +484,53 @@ mod tests {
             format_selector(&sel),
             "app=shop,env in (canary,prod),!legacy,tier=web"
         );
+    }
+
+    fn scale(replicas: i32) -> Scale {
+        Scale {
+            spec_replicas: replicas,
+            status_replicas: replicas,
+            selector: "app=web".into(),
+        }
+    }
+
+    fn key(name: &str) -> WorkloadKey {
+        ("a".into(), name.into())
+    }
+
+    #[test]
+    fn a_workload_relist_applies_in_place_and_removes_the_unlisted() {
+        use watcher::Event::*;
+        let kind = WorkloadKind::Deployment;
+        let cache = WorkloadCache::new(&[kind]);
+        let kc = &cache.kinds[&kind];
+        let get = |name: &str| cache.get(kind, "a", name).map(|s| s.spec_replicas);
+        kc.on_event(Init);
+        kc.on_event(InitApply((key("web"), scale(2))));
+        kc.on_event(InitApply((key("gone"), scale(1))));
+        // Not ready before the first list completes: the caller asks the API.
+        assert_eq!(get("web"), None);
+        kc.on_event(InitDone);
+        assert_eq!((get("web"), get("gone")), (Some(2), Some(1)));
+
+        kc.on_event(Init);
+        kc.on_event(InitApply((key("web"), scale(5))));
+        // Mid-relist: the listed one is current, the one not yet listed still there.
+        assert_eq!((get("web"), get("gone")), (Some(5), Some(1)));
+        kc.on_event(InitDone);
+        assert_eq!((get("web"), get("gone")), (Some(5), None));
+
+        // A relist that fails part way removes nothing; the next complete one does.
+        kc.on_event(Apply((key("new"), scale(3))));
+        kc.on_event(Init);
+        kc.on_event(InitApply((key("new"), scale(3))));
+        kc.on_event(Init);
+        kc.on_event(InitApply((key("web"), scale(5))));
+        assert_eq!(get("new"), Some(3));
+        kc.on_event(InitDone);
+        assert_eq!((get("web"), get("new")), (Some(5), None));
+        kc.on_event(Delete((key("web"), scale(5))));
+        assert_eq!(get("web"), None);
     }
 
     #[test]
