@@ -9,6 +9,7 @@ use crate::metrics::PodMetricSet;
 use crate::pods::{pod_request, AverageRequests, Classifier, Pod, PodClass, Readiness};
 use crate::resources::ResourceName;
 use crate::version::KubernetesVersion;
+use crate::wide;
 
 /// The usage-ratio dead band.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -124,11 +125,11 @@ impl RatioSums {
         if self.requests == 0 {
             return Err("no metrics returned matched known pods".to_owned());
         }
-        let utilization = saturate_i32(self.metrics.saturating_mul(100) / self.requests);
+        let utilization = saturate_i32(wide::div(self.metrics.saturating_mul(100), self.requests));
         let raw_average = if self.count == 0 {
             0
         } else {
-            saturate_i64(self.metrics / self.count)
+            saturate_i64(wide::div(self.metrics, self.count))
         };
         Ok((
             f64::from(utilization) / f64::from(target),
