@@ -460,23 +460,26 @@ impl Metric {
     }
 
     /// The key prediction history is stored under: `resource.cpu`, `pods.<name>`, ...
+    /// Every decision with prediction asks for it: joined in one allocation, without the
+    /// `fmt` machinery.
     pub fn identifier(&self) -> String {
-        match &self.source {
+        let parts: [&str; 4] = match &self.source {
             MetricSource::Resource {
                 resource,
                 container: None,
-            } => format!("resource.{resource}"),
+            } => ["resource.", resource.as_str(), "", ""],
             MetricSource::Resource {
                 resource,
                 container: Some(c),
-            } => format!("container-resource.{c}.{resource}"),
-            MetricSource::Pods { metric } => format!("pods.{}", metric.name),
-            MetricSource::Object { metric, .. } => format!("object.{}", metric.name),
-            MetricSource::External { metric } => format!("external.{}", metric.name),
-            MetricSource::Prometheus { name, .. } => format!("prometheus.{name}"),
-            MetricSource::Formula { name, .. } => format!("formula.{name}"),
-            MetricSource::Unknown { type_ } => format!("unknown.{type_}"),
-        }
+            } => ["container-resource.", c, ".", resource.as_str()],
+            MetricSource::Pods { metric } => ["pods.", &metric.name, "", ""],
+            MetricSource::Object { metric, .. } => ["object.", &metric.name, "", ""],
+            MetricSource::External { metric } => ["external.", &metric.name, "", ""],
+            MetricSource::Prometheus { name, .. } => ["prometheus.", name, "", ""],
+            MetricSource::Formula { name, .. } => ["formula.", name, "", ""],
+            MetricSource::Unknown { type_ } => ["unknown.", type_, "", ""],
+        };
+        parts.concat()
     }
 }
 
@@ -890,12 +893,46 @@ fn compile_tolerance(
 mod tests {
     use super::*;
 
+    fn external_spec(name: &str) -> serde_json::Value {
+        serde_json::json!({
+            "type": "External",
+            "external": {"metric": {"name": name}, "target": {"type": "Value", "value": "1"}},
+        })
+    }
+
     fn external(value: &str) -> MetricSpec {
         serde_json::from_value(serde_json::json!({
             "type": "External",
             "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": value}},
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn identifiers_name_the_source_and_the_metric() {
+        let identifier = |spec: serde_json::Value| {
+            let spec: MetricSpec = serde_json::from_value(spec).unwrap();
+            let mut problems = Vec::new();
+            let m = Metric::compile_checked(&spec, "spec.metrics[0]", &mut problems);
+            assert!(problems.is_empty(), "{problems:?}");
+            m.identifier()
+        };
+        let utilization = serde_json::json!({"type": "Utilization", "averageUtilization": 60});
+        assert_eq!(
+            identifier(serde_json::json!({
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": utilization},
+            })),
+            "resource.cpu"
+        );
+        assert_eq!(
+            identifier(serde_json::json!({
+                "type": "ContainerResource",
+                "containerResource": {"name": "memory", "container": "app", "target": utilization},
+            })),
+            "container-resource.app.memory"
+        );
+        assert_eq!(identifier(external_spec("queue")), "external.queue");
     }
 
     #[test]

@@ -8,10 +8,9 @@ use foresight_api::status::ConditionStatus;
 use jiff::Timestamp;
 
 use crate::autoscaler::{Horizon, Metric, MetricSource, PredictionPolicy, Target};
-use crate::pods::{average_pod_request, Pod};
+use crate::pods::Pod;
 use crate::prediction::{Accuracy, Forecast};
 use crate::replicas::{ceil_i32, ReplicaContext};
-use crate::version::KubernetesVersion;
 
 /// Forecasts are judged only once this many values have been compared (an hour of
 /// one-minute samples): a handful of samples says little.
@@ -195,8 +194,7 @@ pub fn replicas_at_capacity(
     metric: &Metric,
     load: f64,
     current: i32,
-    pods: &[Pod],
-    kubernetes: KubernetesVersion,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<f64, String> {
     let milli = load * 1000.0;
     match (&metric.source, metric.target) {
@@ -207,7 +205,9 @@ pub fn replicas_at_capacity(
             },
             Target::Utilization(_),
         ) => {
-            let average = average_pod_request(pods, resource, container.as_deref(), kubernetes)?
+            let average = ctx
+                .averages
+                .of(ctx.pods, resource, container.as_deref(), ctx.kubernetes)?
                 .ok_or_else(|| format!("no pod requests {resource}"))?;
             Ok(milli / average)
         }
@@ -270,10 +270,9 @@ fn replicas_for(
     metric: &Metric,
     peak_milli: f64,
     current: i32,
-    pods: &[Pod],
-    kubernetes: KubernetesVersion,
-    explain: bool,
+    ctx: &ReplicaContext<'_>,
 ) -> Result<(f64, String), String> {
+    let explain = ctx.explain;
     let text = |make: &dyn Fn() -> String| if explain { make() } else { String::new() };
     match (&metric.source, metric.target) {
         (
@@ -283,15 +282,15 @@ fn replicas_for(
             },
             Target::Utilization(pct),
         ) => {
-            let average_request =
-                average_pod_request(pods, resource, container.as_deref(), kubernetes)?.ok_or_else(
-                    || {
-                        format!(
-                            "no pod requests {resource}, so a forecast cannot be turned into \
+            let average_request = ctx
+                .averages
+                .of(ctx.pods, resource, container.as_deref(), ctx.kubernetes)?
+                .ok_or_else(|| {
+                    format!(
+                        "no pod requests {resource}, so a forecast cannot be turned into \
                              replicas"
-                        )
-                    },
-                )?;
+                    )
+                })?;
             let per_pod = average_request * f64::from(pct) / 100.0;
             let request = || Quantity::from_milli(average_request as i64);
             let target = text(&|| format!("{pct}% of {} per pod", request()));
@@ -340,14 +339,7 @@ pub fn forecast_proposal(
     let peak = peak * span.correction.max(0.0);
     let peak_time = Timestamp::from_second(at).unwrap_or(now);
     // Forecasts are in the metric's unit (cores, bytes, requests/s); targets in thousandths.
-    let (exact, target) = replicas_for(
-        metric,
-        peak * 1000.0,
-        current,
-        ctx.pods,
-        ctx.kubernetes,
-        ctx.explain,
-    )?;
+    let (exact, target) = replicas_for(metric, peak * 1000.0, current, ctx)?;
     if !exact.is_finite() || exact < 0.0 {
         return Err(format!(
             "the forecast peak {peak} gives no meaningful replica count"

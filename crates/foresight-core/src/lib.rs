@@ -31,3 +31,4 @@ pub mod snapshot;
 pub mod targets;
 pub mod time;
 pub mod version;
+mod wide;

@@ -1,6 +1,8 @@
 //! Pods as the decision sees them, and how Kubernetes sorts them into ready, unready,
 //! missing and ignored before it trusts their metrics (`groupPods`).
 
+use std::cell::RefCell;
+
 use foresight_api::status::ConditionStatus;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -389,6 +391,61 @@ pub fn average_pod_request(
     Ok((counted > 0).then(|| sum / counted as f64))
 }
 
+/// The average request one decision has worked out (see [`average_pod_request`]), for one
+/// resource and container: the metric's own proposal sums every pod's request already, and
+/// the forecast's and headroom's proposals then read the same average instead of going over
+/// the pods again. One slot, as a decision's pods do not change and most autoscalers have one
+/// Utilization metric; another resource replaces it.
+#[derive(Debug, Default)]
+pub struct AverageRequests {
+    slot: RefCell<Option<AverageRequest>>,
+}
+
+#[derive(Debug)]
+struct AverageRequest {
+    resource: ResourceName,
+    container: Option<String>,
+    average: Result<Option<f64>, String>,
+}
+
+impl AverageRequests {
+    /// [`average_pod_request`] of `pods`, from the slot when it holds this resource and
+    /// container.
+    pub fn of(
+        &self,
+        pods: &[Pod],
+        resource: &ResourceName,
+        container: Option<&str>,
+        kubernetes: KubernetesVersion,
+    ) -> Result<Option<f64>, String> {
+        if let Some(known) = self
+            .slot
+            .borrow()
+            .as_ref()
+            .filter(|k| k.resource == *resource && k.container.as_deref() == container)
+        {
+            return known.average.clone();
+        }
+        let average = average_pod_request(pods, resource, container, kubernetes);
+        self.remember(resource, container, average.clone());
+        average
+    }
+
+    /// Keeps `average`, worked out over the decision's pods, for `resource` and `container`.
+    pub fn remember(
+        &self,
+        resource: &ResourceName,
+        container: Option<&str>,
+        average: Result<Option<f64>, String>,
+    ) {
+        *self.slot.borrow_mut() = Some(AverageRequest {
+            resource: resource.clone(),
+            container: container.map(str::to_owned),
+            average,
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,6 +468,26 @@ mod tests {
             sidecars: vec![container("proxy", &[("cpu", 250)])],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_remembered_average_is_read_only_for_its_resource_and_container() {
+        let pods = [pod()];
+        let averages = AverageRequests::default();
+        let cpu = ResourceName::Cpu;
+        // What a proposal worked out is what is read back, for the same resource and container.
+        averages.remember(&cpu, None, Ok(Some(42.0)));
+        assert_eq!(averages.of(&pods, &cpu, None, at(30)), Ok(Some(42.0)));
+        // Another container or resource is worked out from the pods, and then kept.
+        assert_eq!(
+            averages.of(&pods, &cpu, Some("app"), at(30)),
+            Ok(Some(500.0))
+        );
+        assert_eq!(
+            averages.of(&pods, &ResourceName::Memory, None, at(30)),
+            average_pod_request(&pods, &ResourceName::Memory, None, at(30))
+        );
+        assert_eq!(averages.of(&pods, &cpu, None, at(30)), Ok(Some(750.0)));
     }
 
     #[test]

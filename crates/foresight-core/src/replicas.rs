@@ -6,9 +6,10 @@
 use jiff::Timestamp;
 
 use crate::metrics::PodMetricSet;
-use crate::pods::{pod_request, Classifier, Pod, PodClass, Readiness};
+use crate::pods::{pod_request, AverageRequests, Classifier, Pod, PodClass, Readiness};
 use crate::resources::ResourceName;
 use crate::version::KubernetesVersion;
+use crate::wide;
 
 /// The usage-ratio dead band.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -67,6 +68,8 @@ pub struct ReplicaContext<'a> {
     /// Whether to format the current value and target for the explanation (see
     /// `PerObjectSettings::explain`); without it they are left empty.
     pub explain: bool,
+    /// The pods' average request, once a proposal has worked it out.
+    pub averages: &'a AverageRequests,
 }
 
 /// Kubernetes' error when the selector matches no pod.
@@ -122,11 +125,11 @@ impl RatioSums {
         if self.requests == 0 {
             return Err("no metrics returned matched known pods".to_owned());
         }
-        let utilization = saturate_i32(self.metrics.saturating_mul(100) / self.requests);
+        let utilization = saturate_i32(wide::div(self.metrics.saturating_mul(100), self.requests));
         let raw_average = if self.count == 0 {
             0
         } else {
-            saturate_i64(self.metrics / self.count)
+            saturate_i64(wide::div(self.metrics, self.count))
         };
         Ok((
             f64::from(utilization) / f64::from(target),
@@ -175,20 +178,35 @@ pub fn utilization_replicas(
     let mut counts = Counts::default();
     let mut sums = RatioSums::default();
     let mut request_error = None;
+    // Every pod's positive requests, for the average prediction's proposals read.
+    let (mut requested, mut requesting) = (0.0, 0usize);
     for (i, pod) in ctx.pods.iter().enumerate() {
         let entry = metrics.entry_of_pod(i);
         let class = classifier.classify(pod, entry.map(|e| e.timing));
         counts.add(class);
         match pod_request(pod, resource, container, ctx.kubernetes) {
-            Ok(request) if class == PodClass::Ready => {
-                sums.add(entry.map_or(0, |e| e.value), request)
+            Ok(request) => {
+                if request > 0 {
+                    requested += request as f64;
+                    requesting += 1;
+                }
+                if class == PodClass::Ready {
+                    sums.add(entry.map_or(0, |e| e.value), request);
+                }
             }
-            Ok(_) => {}
             Err(missing) => {
                 request_error.get_or_insert(missing);
             }
         }
     }
+    ctx.averages.remember(
+        resource,
+        container,
+        match &request_error {
+            Some(missing) => Err(missing.to_string()),
+            None => Ok((requesting > 0).then(|| requested / requesting as f64)),
+        },
+    );
     if counts.ready + metrics.unmatched == 0 {
         return Err(NO_READY_METRICS.to_owned());
     }

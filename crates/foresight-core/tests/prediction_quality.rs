@@ -388,6 +388,7 @@ proptest! {
             now: Timestamp::from_second(now).unwrap(),
             kubernetes: KubernetesVersion::default(),
             explain: true,
+            averages: &Default::default(),
         };
         let p = forecast_proposal(&metric, &f, span, current, &ctx).unwrap();
         let needed = (at_lead / 10.0).ceil() as i32;

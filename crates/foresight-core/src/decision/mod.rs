@@ -30,7 +30,7 @@ use crate::cron::cron_proposal;
 use crate::forecasting::{ForecastInput, HeadroomInput};
 use crate::metrics::{MetricData, PodResourceSample};
 use crate::pause::Pause;
-use crate::pods::Pod;
+use crate::pods::{AverageRequests, Pod};
 use crate::prediction::EvaluationInput;
 use crate::proposals::{evaluate, Scale};
 use crate::replicas::ReplicaContext;
@@ -709,7 +709,9 @@ impl Decision {
         if !self.selector_usable(obs, scale) {
             return None;
         }
+        let averages = AverageRequests::default();
         let ctx = ReplicaContext {
+            averages: &averages,
             pods: &obs.pods,
             tolerance: a.settings.tolerance,
             readiness: a.settings.readiness,

@@ -304,14 +304,8 @@ impl Decision {
             Target::Utilization(pct) => need * f64::from(pct) / 100.0,
             _ => need,
         };
-        let exact = carried
-            + forecasting::replicas_at_capacity(
-                metric,
-                rise,
-                scale.spec_replicas,
-                ctx.pods,
-                ctx.kubernetes,
-            )?;
+        let exact =
+            carried + forecasting::replicas_at_capacity(metric, rise, scale.spec_replicas, ctx)?;
         if !exact.is_finite() || exact < 0.0 {
             return Err(format!(
                 "a rise of {rise} gives no meaningful replica count"
@@ -371,13 +365,8 @@ impl Decision {
             _ => need,
         };
         let rise = h.rise_at(self.time.as_second());
-        let Ok(extra) = forecasting::replicas_at_capacity(
-            metric,
-            rise,
-            scale.spec_replicas,
-            ctx.pods,
-            ctx.kubernetes,
-        ) else {
+        let Ok(extra) = forecasting::replicas_at_capacity(metric, rise, scale.spec_replicas, ctx)
+        else {
             return false;
         };
         if !(extra.is_finite() && extra >= 0.0 && carried.is_finite()) {

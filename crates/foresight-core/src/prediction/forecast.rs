@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::wide;
+
 /// The predictor that made a forecast.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -81,7 +83,7 @@ impl Forecast {
             return None;
         }
         let offset = i128::from(ts) - i128::from(self.start);
-        let index = usize::try_from(offset / i128::from(self.step)).ok()?;
+        let index = usize::try_from(wide::div(offset, i128::from(self.step))).ok()?;
         self.values.get(index).copied()
     }
 
@@ -99,10 +101,8 @@ impl Forecast {
         let step = i128::from(self.step);
         let start = i128::from(self.start);
         // First index with start + i*step >= from; last with start + i*step <= to.
-        let first = (i128::from(from) - start + step - 1)
-            .div_euclid(step)
-            .max(0);
-        let last = (i128::from(to) - start).div_euclid(step);
+        let first = wide::div_euclid(i128::from(from) - start + step - 1, step).max(0);
+        let last = wide::div_euclid(i128::from(to) - start, step);
         let max_index = i128::try_from(self.values.len()).ok()?.checked_sub(1)?;
         let last = last.min(max_index);
         if last < first {

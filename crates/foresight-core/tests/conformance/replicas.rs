@@ -74,6 +74,7 @@ pub fn check(input: &Value, expect: &Value, kubernetes: KubernetesVersion) -> Re
         now,
         kubernetes,
         explain: true,
+        averages: &Default::default(),
     };
     let outcome = evaluate(
         &metric,
