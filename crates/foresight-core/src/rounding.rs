@@ -6,9 +6,9 @@
 /// NaN and infinities included).
 #[inline]
 pub fn round(v: f64) -> f64 {
-    // From 2^52 up every double is a whole number; NaN fails the comparison too.
+    // From 2^52 up every double is a whole number.
     const WHOLE_FROM: f64 = 4_503_599_627_370_496.0;
-    if !(v.abs() < WHOLE_FROM) {
+    if v.is_nan() || v.abs() >= WHOLE_FROM {
         return v;
     }
     // Below 2^52 the cast truncates exactly, and the fraction `v − t` is exact.
