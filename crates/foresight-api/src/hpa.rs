@@ -605,6 +605,9 @@ pub struct FormulaMetricStatus {
 
 /// The last observed value of one metric (autoscaling/v2 MetricStatus). A metric that could
 /// not be read leaves an entry with an empty `type`, as Kubernetes does.
+///
+/// All but the Resource status are boxed (serialized as they are): one is built on every
+/// decision and moved several times, and inline the seven kinds took 848 bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricStatus {
@@ -613,25 +616,25 @@ pub struct MetricStatus {
     pub type_: String,
     /// For `Object`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object: Option<ObjectMetricStatus>,
+    pub object: Option<Box<ObjectMetricStatus>>,
     /// For `Pods`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pods: Option<PodsMetricStatus>,
+    pub pods: Option<Box<PodsMetricStatus>>,
     /// For `Resource`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<ResourceMetricStatus>,
     /// For `ContainerResource`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container_resource: Option<ContainerResourceMetricStatus>,
+    pub container_resource: Option<Box<ContainerResourceMetricStatus>>,
     /// For `External`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub external: Option<ExternalMetricStatus>,
+    pub external: Option<Box<ExternalMetricStatus>>,
     /// For `Prometheus`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prometheus: Option<PrometheusMetricStatus>,
+    pub prometheus: Option<Box<PrometheusMetricStatus>>,
     /// For `Formula`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub formula: Option<FormulaMetricStatus>,
+    pub formula: Option<Box<FormulaMetricStatus>>,
 }
 
 /// The parts of `metadata` Foresight reads from manifests; everything else is kept verbatim.

@@ -463,7 +463,26 @@ impl Metric {
     /// Every decision with prediction asks for it: joined in one allocation, without the
     /// `fmt` machinery.
     pub fn identifier(&self) -> String {
-        let parts: [&str; 4] = match &self.source {
+        self.identifier_parts().concat()
+    }
+
+    /// Whether [`Metric::identifier`] is `id`, without building it.
+    pub fn has_identifier(&self, id: &str) -> bool {
+        let parts = self.identifier_parts();
+        if parts.iter().map(|p| p.len()).sum::<usize>() != id.len() {
+            return false;
+        }
+        // Byte by byte: the parts are a few bytes long, shorter than a call to `memcmp`.
+        let mut id = id.bytes();
+        parts
+            .iter()
+            .flat_map(|p| p.bytes())
+            .all(|b| id.next() == Some(b))
+    }
+
+    /// The pieces [`Metric::identifier`] joins.
+    fn identifier_parts(&self) -> [&str; 4] {
+        match &self.source {
             MetricSource::Resource {
                 resource,
                 container: None,
@@ -478,8 +497,7 @@ impl Metric {
             MetricSource::Prometheus { name, .. } => ["prometheus.", name, "", ""],
             MetricSource::Formula { name, .. } => ["formula.", name, "", ""],
             MetricSource::Unknown { type_ } => ["unknown.", type_, "", ""],
-        };
-        parts.concat()
+        }
     }
 }
 

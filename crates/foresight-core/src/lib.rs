@@ -27,6 +27,7 @@ pub mod pods;
 pub mod proposals;
 pub mod replicas;
 pub mod resources;
+pub mod rounding;
 pub mod snapshot;
 pub mod targets;
 pub mod time;

@@ -300,11 +300,11 @@ fn resource_status(
         },
         Some(c) => MetricStatus {
             type_: "ContainerResource".to_owned(),
-            container_resource: Some(ContainerResourceMetricStatus {
+            container_resource: Some(Box::new(ContainerResourceMetricStatus {
                 name: resource.to_string(),
                 current,
                 container: c.to_owned(),
-            }),
+            })),
             ..Default::default()
         },
     }
@@ -359,13 +359,13 @@ fn pods_metric(
         timestamp,
         status: MetricStatus {
             type_: "Pods".to_owned(),
-            pods: Some(PodsMetricStatus {
+            pods: Some(Box::new(PodsMetricStatus {
                 metric: id.clone(),
                 current: MetricValueStatus {
                     average_value: milli(usage),
                     ..Default::default()
                 },
-            }),
+            })),
             ..Default::default()
         },
         current: format!("{} per pod", Quantity::from_milli(usage)),
@@ -439,11 +439,11 @@ fn object_metric(
                 timestamp: GO_ZERO_TIME,
                 status: MetricStatus {
                     type_: "Object".to_owned(),
-                    object: Some(ObjectMetricStatus {
+                    object: Some(Box::new(ObjectMetricStatus {
                         metric: id.clone(),
                         current: MetricValueStatus { value: milli(usage), ..Default::default() },
                         described_object: described.clone(),
-                    }),
+                    })),
                     ..Default::default()
                 },
                 current: Quantity::from_milli(usage).to_string(),
@@ -464,12 +464,12 @@ fn object_metric(
                 timestamp: values[0].timestamp,
                 status: MetricStatus {
                     type_: "Object".to_owned(),
-                    object: Some(ObjectMetricStatus {
+                    object: Some(Box::new(ObjectMetricStatus {
                         metric: id.clone(),
                         current: MetricValueStatus { average_value: milli(average), ..Default::default() },
                         // Kubernetes leaves the described object empty here.
                         described_object: CrossVersionObjectReference::default(),
-                    }),
+                    })),
                     ..Default::default()
                 },
                 current: format!("{} per replica", Quantity::from_milli(average)),
@@ -564,10 +564,10 @@ fn external_metric(
 fn external_status(id: &MetricIdentifier, current: MetricValueStatus) -> MetricStatus {
     MetricStatus {
         type_: "External".to_owned(),
-        external: Some(ExternalMetricStatus {
+        external: Some(Box::new(ExternalMetricStatus {
             metric: id.clone(),
             current,
-        }),
+        })),
         ..Default::default()
     }
 }
@@ -589,10 +589,10 @@ fn prometheus_metric(
         .map_err(|e| fail(format!("unable to query prometheus metric {name}: {e}")))?;
     let status = |current| MetricStatus {
         type_: "Prometheus".to_owned(),
-        prometheus: Some(PrometheusMetricStatus {
+        prometheus: Some(Box::new(PrometheusMetricStatus {
             name: name.to_owned(),
             current,
-        }),
+        })),
         ..Default::default()
     };
     total_metric(values, target, scale, ctx, status, fail, "prometheus")
@@ -618,10 +618,10 @@ fn formula_metric(
         .map_err(|e| fail(format!("unable to evaluate formula metric {name}: {e}")))?;
     let status = |current| MetricStatus {
         type_: "Formula".to_owned(),
-        formula: Some(FormulaMetricStatus {
+        formula: Some(Box::new(FormulaMetricStatus {
             name: name.to_owned(),
             current,
-        }),
+        })),
         ..Default::default()
     };
     total_metric(

@@ -173,13 +173,13 @@ mod tests {
             },
             MetricStatus {
                 type_: "Pods".into(),
-                pods: Some(PodsMetricStatus {
+                pods: Some(Box::new(PodsMetricStatus {
                     metric: Default::default(),
                     current: MetricValueStatus {
                         average_value: Some(Quantity("120".into())),
                         ..Default::default()
                     },
-                }),
+                })),
                 ..Default::default()
             },
             // Not read this sync.

@@ -257,7 +257,7 @@ fn cluster_pod_names(fresh: &[String], current: &MetricData) -> Vec<String> {
 
 /// A load in thousandths, as the metrics APIs report quantities.
 fn milli(value: f64) -> i64 {
-    (value * 1000.0).round().max(0.0) as i64
+    foresight_core::rounding::round(value * 1000.0).max(0.0) as i64
 }
 
 #[cfg(test)]

@@ -819,16 +819,17 @@ impl Decision {
         candidates: &mut Vec<Candidate<'a>>,
     ) -> (Vec<Option<f64>>, MetricFailures) {
         const NO_DATA: MetricData = MetricData::None;
-        let mut statuses = vec![MetricStatus::default(); a.metrics.len()];
-        let mut exact: Vec<Option<f64>> = vec![None; a.metrics.len()];
+        // Filled in spec order, one entry per metric (empty where it could not be read).
+        let mut statuses = Vec::with_capacity(a.metrics.len());
+        let mut exact: Vec<Option<f64>> = Vec::with_capacity(a.metrics.len());
         let mut failures = MetricFailures::default();
         for (i, metric) in a.metrics.iter().enumerate() {
             let data = obs.metrics.get(i).map_or(&NO_DATA, |m| &m.reading);
             let resources = &obs.resource_metrics;
             match evaluate(metric, data, resources, scale, &a.namespace, ctx) {
                 Ok(p) => {
-                    statuses[i] = p.status;
-                    exact[i] = Some(p.exact);
+                    statuses.push(p.status);
+                    exact.push(Some(p.exact));
                     if self.explain {
                         self.record.proposals.push(ProposalRecord {
                             source: "metric".to_owned(),
@@ -845,6 +846,8 @@ impl Decision {
                     });
                 }
                 Err(f) => {
+                    statuses.push(MetricStatus::default());
+                    exact.push(None);
                     self.warn(f.reason, f.message.clone());
                     self.record.proposals.push(ProposalRecord {
                         source: "metric".to_owned(),

@@ -18,6 +18,7 @@ use crate::forecasting::{self, forecast_proposal, ForecastInput, HeadroomInput, 
 use crate::prediction::{Accuracy, Evaluation, EvaluationInput, Forecast};
 use crate::proposals::Scale;
 use crate::replicas::{ceil_i32, ReplicaContext};
+use crate::rounding::round;
 
 /// Why a metric's prediction proposes nothing, by the condition reason it leads to.
 enum Idle {
@@ -31,12 +32,82 @@ enum Idle {
     NoSaving(String),
 }
 
-/// What one metric's prediction gave: a description of each proposal made, and why the
-/// forecast made none when it did not.
+/// What one metric's prediction gave: how many proposals it made (and, when the decision
+/// explains itself, a description of each), and why the forecast made none when it did not.
 #[derive(Default)]
 struct MetricOutcome {
-    in_use: Vec<String>,
+    in_use: usize,
+    texts: Vec<String>,
     idle: Option<Idle>,
+}
+
+impl MetricOutcome {
+    /// Counts a proposal; `text` describes it (empty when the decision explains nothing, and
+    /// then not kept: the list is only the condition's message).
+    fn proposed(&mut self, text: String) {
+        self.in_use += 1;
+        if !text.is_empty() {
+            self.texts.push(text);
+        }
+    }
+}
+
+/// The `PredictionReady` condition's inputs, gathered metric by metric: how many metrics
+/// are in use, missing, off for no saving or demoted (which decides the condition), and
+/// their descriptions when the decision explains itself (its message).
+#[derive(Default)]
+struct Tally {
+    in_use: usize,
+    missing: usize,
+    no_saving: usize,
+    demoted: usize,
+    failed: bool,
+    in_use_texts: Vec<String>,
+    missing_texts: Vec<String>,
+    no_saving_texts: Vec<String>,
+    demoted_texts: Vec<String>,
+}
+
+impl Tally {
+    /// Adds metric `id`'s outcome; `explain` keeps the texts.
+    fn add(&mut self, id: &str, o: MetricOutcome, explain: bool) {
+        self.in_use += o.in_use;
+        self.in_use_texts.extend(o.texts);
+        let Some(idle) = &o.idle else { return };
+        let say = |how: &str, r: &str| format!("{id}: {how}{r}");
+        let missing = |tally: &mut Tally, text: &dyn Fn() -> String| {
+            tally.missing += 1;
+            if explain {
+                tally.missing_texts.push(text());
+            }
+        };
+        match idle {
+            Idle::NotReady(r) => missing(self, &|| say("", r)),
+            Idle::Failed(r) => {
+                self.failed = true;
+                missing(self, &|| say("", r));
+            }
+            Idle::Demoted(r) => {
+                self.demoted += 1;
+                if explain {
+                    self.demoted_texts.push(say("", r));
+                }
+                missing(self, &|| say("demoted: ", r));
+            }
+            Idle::NoSaving(r) => {
+                self.no_saving += 1;
+                if explain {
+                    self.no_saving_texts.push(say("", r));
+                }
+                missing(self, &|| say("off: ", r));
+            }
+        }
+        // A metric whose headroom proposes is in use even while its forecast is not.
+        if o.in_use > 0 {
+            self.missing -= 1;
+            self.missing_texts.pop();
+        }
+    }
 }
 
 /// The metric's pieces of the observation.
@@ -70,8 +141,12 @@ impl Decision {
             return;
         };
         let reach = forecasting::reach(policy, ctx.pods, a.settings.sync_period_seconds);
+        // The previous entry: its verdicts carry over, and (the status being rebuilt on every
+        // decision) its strings are reused for this decision's.
+        let mut previous = self.status.prediction.take();
+        let single = a.metrics.len() == 1;
         let mut records = Vec::new();
-        let mut outcomes = Vec::with_capacity(a.metrics.len());
+        let mut tally = Tally::default();
         for (i, metric) in a.metrics.iter().enumerate() {
             let m = obs.metrics.get(i);
             let seen = Seen {
@@ -86,25 +161,32 @@ impl Decision {
                     .filter(|p| a.objective.is_some() && !p.knobs.prediction),
             };
             let need = exact.get(i).copied().flatten();
-            let id = metric.identifier();
+            let (id, verdict) = previous_verdict(previous.as_mut(), metric, single);
             let (outcome, record) = self.predict_metric(
-                policy, metric, &id, &seen, need, reach, scale, ctx, candidates,
+                policy, metric, &id, verdict, &seen, need, reach, scale, ctx, candidates,
             );
-            outcomes.push((id, outcome));
-            records.extend(record);
-        }
-        self.status.prediction = Some(PredictionStatus {
-            horizon: match policy.horizon {
-                Horizon::LeadTime => "LeadTime",
-                Horizon::Window => "Window",
+            tally.add(&id, outcome, self.explain);
+            if let Some(mut r) = record {
+                r.metric = id;
+                records.push(r);
             }
-            .to_owned(),
+        }
+        let horizon = match policy.horizon {
+            Horizon::LeadTime => "LeadTime",
+            Horizon::Window => "Window",
+        };
+        let horizon = match previous {
+            Some(p) if p.horizon == horizon => p.horizon,
+            _ => horizon.to_owned(),
+        };
+        self.status.prediction = Some(PredictionStatus {
+            horizon,
             horizon_seconds: reach.horizon_seconds,
             startup_seconds: reach.startup_seconds,
             startup_measured: reach.startup_measured,
             metrics: records,
         });
-        self.set_prediction_condition(&outcomes);
+        self.set_prediction_condition(tally);
     }
 
     /// One metric's prediction: the self-evaluation gate, the forecast, the headroom. Returns
@@ -116,6 +198,7 @@ impl Decision {
         policy: &PredictionPolicy,
         metric: &Metric,
         id: &str,
+        (was_demoted, was_kept): (bool, bool),
         seen: &Seen<'_>,
         need: Option<f64>,
         reach: Reach,
@@ -123,7 +206,6 @@ impl Decision {
         ctx: &ReplicaContext<'_>,
         candidates: &mut Vec<Candidate>,
     ) -> (MetricOutcome, Option<ForecastAccuracyStatus>) {
-        let (was_demoted, was_kept) = self.previous_verdict(id);
         let demotion = forecasting::demotion(policy, seen.accuracy, was_demoted, self.explain);
         let correction = match policy.horizon {
             Horizon::LeadTime => forecasting::correction(seen.accuracy),
@@ -139,7 +221,7 @@ impl Decision {
         // to demote (and the condition says why there is none).
         let demoted = demotion.is_some() && matches!(seen.forecast, ForecastInput::Ready(_));
         let record =
-            covered.then(|| accuracy_record(id, seen.accuracy, correction, demoted, evaluation));
+            covered.then(|| accuracy_record(seen.accuracy, correction, demoted, evaluation));
         let mut outcome = MetricOutcome::default();
         let tuned_off = seen
             .tuned_off
@@ -175,7 +257,7 @@ impl Decision {
         let carried =
             forecast.is_ok() && seen.margin.is_some() && policy.forecast_error_budget.is_some();
         match forecast {
-            Ok(text) => outcome.in_use.push(text),
+            Ok(text) => outcome.proposed(text),
             Err(idle) => {
                 if !matches!(seen.forecast, ForecastInput::Off) {
                     self.record_idle(metric, &idle);
@@ -189,28 +271,10 @@ impl Decision {
             (need, seen.headroom, policy.headroom_quantile, carried)
         {
             if self.headroom_candidate(metric, h, need, scale, ctx, candidates) {
-                outcome
-                    .in_use
-                    .push(self.text(|| format!("{id} (headroom)")));
+                outcome.proposed(self.text(|| format!("{id} (headroom)")));
             }
         }
         (outcome, record)
-    }
-
-    /// What the last status said of metric `id`: whether it was demoted, and whether the
-    /// last self-evaluation kept prediction (until a verdict says otherwise, it does; see
-    /// `gate`).
-    fn previous_verdict(&self, id: &str) -> (bool, bool) {
-        let previous = self
-            .status
-            .prediction
-            .as_ref()
-            .and_then(|p| p.metrics.iter().find(|m| m.metric == id));
-        let was_demoted = previous.is_some_and(|m| m.demoted);
-        let was_kept = previous
-            .and_then(|m| m.evaluation.as_ref())
-            .is_none_or(|e| e.kept);
-        (was_demoted, was_kept)
     }
 
     /// The forecast's proposal; `Ok` describes it for the condition, `Err` says why the
@@ -424,57 +488,29 @@ impl Decision {
 
     /// `PredictionReady`: true when every metric's prediction proposes; otherwise false,
     /// with the reason of what held it back.
-    fn set_prediction_condition(&mut self, outcomes: &[(String, MetricOutcome)]) {
-        let mut in_use = Vec::new();
-        let mut missing = Vec::new();
-        let (mut demoted, mut no_saving, mut failed) = (Vec::new(), Vec::new(), false);
+    fn set_prediction_condition(&mut self, t: Tally) {
         // Which lists are empty decides the condition; their text is only its message.
-        let say = |id: &str, how: &str, r: &str| self.text(|| format!("{id}: {how}{r}"));
-        for (id, o) in outcomes {
-            in_use.extend(o.in_use.iter().cloned());
-            let Some(idle) = &o.idle else { continue };
-            match idle {
-                Idle::NotReady(r) => missing.push(say(id, "", r)),
-                Idle::Failed(r) => {
-                    failed = true;
-                    missing.push(say(id, "", r));
-                }
-                Idle::Demoted(r) => {
-                    demoted.push(say(id, "", r));
-                    missing.push(say(id, "demoted: ", r));
-                }
-                Idle::NoSaving(r) => {
-                    no_saving.push(say(id, "", r));
-                    missing.push(say(id, "off: ", r));
-                }
-            }
-            // A metric whose headroom proposes is in use even while its forecast is not.
-            if !o.in_use.is_empty() {
-                missing.pop();
-            }
-        }
-        let (status, reason) =
-            prediction_condition(&in_use, &missing, &no_saving, &demoted, failed);
+        let (status, reason) = prediction_condition(&t);
         let message = match reason {
             _ if !self.explain => String::new(),
-            "PredictSucceed" => format!("forecasts in use: {}", in_use.join(", ")),
+            "PredictSucceed" => format!("forecasts in use: {}", t.in_use_texts.join(", ")),
             "PredictPartial" => format!(
                 "forecasts in use: {}; observed metrics only for {}",
-                in_use.join(", "),
-                missing.join("; ")
+                t.in_use_texts.join(", "),
+                t.missing_texts.join("; ")
             ),
             "NoSavingInReplay" => format!(
                 "prediction off where replaying the recent history showed no saving at equal \
                  shortfall, scaling on observed metrics: {}",
-                no_saving.join("; ")
+                t.no_saving_texts.join("; ")
             ),
             "ForecastInaccurate" => format!(
                 "prediction demoted, scaling on observed metrics: {}",
-                demoted.join("; ")
+                t.demoted_texts.join("; ")
             ),
             _ => format!(
                 "no forecast in use, scaling on observed metrics: {}",
-                missing.join("; ")
+                t.missing_texts.join("; ")
             ),
         };
         self.set(PREDICTION_READY, status, reason, &message);
@@ -483,21 +519,41 @@ impl Decision {
 
 /// The `PredictionReady` condition's status and reason, as [`Decision::set_prediction_condition`]
 /// chooses them, without the message.
-fn prediction_condition(
-    in_use: &[String],
-    missing: &[String],
-    no_saving: &[String],
-    demoted: &[String],
-    failed: bool,
-) -> (bool, &'static str) {
-    match (in_use.is_empty(), missing.is_empty()) {
+fn prediction_condition(t: &Tally) -> (bool, &'static str) {
+    match (t.in_use == 0, t.missing == 0) {
         (false, true) => (true, "PredictSucceed"),
         (false, false) => (false, "PredictPartial"),
-        _ if !no_saving.is_empty() => (false, "NoSavingInReplay"),
-        _ if !demoted.is_empty() => (false, "ForecastInaccurate"),
-        _ if failed => (false, "PredictFailed"),
+        _ if t.no_saving > 0 => (false, "NoSavingInReplay"),
+        _ if t.demoted > 0 => (false, "ForecastInaccurate"),
+        _ if t.failed => (false, "PredictFailed"),
         _ => (false, "PredictNotReady"),
     }
+}
+
+/// What the last status said of `metric`: its identifier (the previous entry's string when
+/// the autoscaler has a `single` metric, so it cannot be another metric's), whether it was
+/// demoted, and whether the last self-evaluation kept prediction (until a verdict says
+/// otherwise, it does; see `gate`).
+fn previous_verdict(
+    previous: Option<&mut PredictionStatus>,
+    metric: &Metric,
+    single: bool,
+) -> (String, (bool, bool)) {
+    let entry = previous.and_then(|p| {
+        p.metrics
+            .iter_mut()
+            .find(|m| metric.has_identifier(&m.metric))
+    });
+    let was_demoted = entry.as_ref().is_some_and(|m| m.demoted);
+    let was_kept = entry
+        .as_ref()
+        .and_then(|m| m.evaluation.as_ref())
+        .is_none_or(|e| e.kept);
+    let id = match entry {
+        Some(m) if single => std::mem::take(&mut m.metric),
+        _ => metric.identifier(),
+    };
+    (id, (was_demoted, was_kept))
 }
 
 /// Whether self-evaluation lets prediction propose: `None` when it may. Before the first
@@ -523,22 +579,22 @@ fn gate(policy: &PredictionPolicy, evaluation: &EvaluationInput, was_kept: bool)
 
 /// One metric's accuracy and self-evaluation as status shows them (whole numbers).
 fn accuracy_record(
-    metric: &str,
     accuracy: Option<&Accuracy>,
     correction: f64,
     demoted: bool,
     evaluation: Option<(&Evaluation, bool)>,
 ) -> ForecastAccuracyStatus {
-    let pct = |v: f64| v.round().clamp(0.0, 1e9) as i64;
-    let whole = |v: f64| v.round().clamp(-1e12, 1e12) as i64;
+    let pct = |v: f64| round(v).clamp(0.0, 1e9) as i64;
+    let whole = |v: f64| round(v).clamp(-1e12, 1e12) as i64;
     ForecastAccuracyStatus {
-        metric: metric.to_owned(),
+        // Filled in by the caller, which owns the identifier.
+        metric: String::new(),
         samples: accuracy.map_or(0, |a| i64::from(a.samples)),
         error_percent: accuracy.map_or(0, |a| pct(a.error_percent)),
         mape_percent: accuracy.map_or(0, |a| pct(a.mape_percent)),
         under_forecast_percent: accuracy.map_or(0, |a| pct(a.under_forecast_percent)),
         peak_error_percent: accuracy.map_or(0, |a| pct(a.peak_error_percent)),
-        correction_percent: ((correction - 1.0) * 100.0).round() as i64,
+        correction_percent: round((correction - 1.0) * 100.0) as i64,
         demoted,
         evaluation: evaluation.map(|(e, kept)| EvaluationStatus {
             evaluated_at: jiff::Timestamp::from_second(e.at).unwrap_or_default(),
