@@ -605,9 +605,9 @@ pub struct FormulaMetricStatus {
 
 /// The last observed value of one metric (autoscaling/v2 MetricStatus). A metric that could
 /// not be read leaves an entry with an empty `type`, as Kubernetes does.
-///
-/// All but the Resource status are boxed (serialized as they are): one is built on every
-/// decision and moved several times, and inline the seven kinds took 848 bytes.
+// All but the Resource status are boxed (serialized as they are): one is built on every
+// decision and moved several times, and inline the seven kinds took 848 bytes. A plain
+// comment, not documentation: the doc comment is the CRD's description.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricStatus {
