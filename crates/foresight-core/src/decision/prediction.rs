@@ -74,38 +74,36 @@ impl Tally {
         self.in_use += o.in_use;
         self.in_use_texts.extend(o.texts);
         let Some(idle) = &o.idle else { return };
+        // A metric whose headroom proposes is in use even while its forecast is not, so it
+        // is not counted missing.
+        let missing = o.in_use == 0;
         let say = |how: &str, r: &str| format!("{id}: {how}{r}");
-        let missing = |tally: &mut Tally, text: &dyn Fn() -> String| {
-            tally.missing += 1;
-            if explain {
-                tally.missing_texts.push(text());
-            }
-        };
-        match idle {
-            Idle::NotReady(r) => missing(self, &|| say("", r)),
+        let (label, reason) = match idle {
+            Idle::NotReady(r) => ("", r),
             Idle::Failed(r) => {
                 self.failed = true;
-                missing(self, &|| say("", r));
+                ("", r)
             }
             Idle::Demoted(r) => {
                 self.demoted += 1;
                 if explain {
                     self.demoted_texts.push(say("", r));
                 }
-                missing(self, &|| say("demoted: ", r));
+                ("demoted: ", r)
             }
             Idle::NoSaving(r) => {
                 self.no_saving += 1;
                 if explain {
                     self.no_saving_texts.push(say("", r));
                 }
-                missing(self, &|| say("off: ", r));
+                ("off: ", r)
             }
-        }
-        // A metric whose headroom proposes is in use even while its forecast is not.
-        if o.in_use > 0 {
-            self.missing -= 1;
-            self.missing_texts.pop();
+        };
+        if missing {
+            self.missing += 1;
+            if explain {
+                self.missing_texts.push(say(label, reason));
+            }
         }
     }
 }
