@@ -11,7 +11,7 @@ use kube::Client;
 
 use crate::assets::Assets;
 use crate::pki::Pki;
-use crate::process::{free_port, Process};
+use crate::process::{free_port, http_ok, Process};
 
 /// How the control plane runs.
 #[derive(Clone, Debug)]
@@ -37,6 +37,13 @@ impl Default for Options {
 /// The token of the test's cluster administrator (group `system:masters`).
 const ADMIN_TOKEN: &str = "envtest-admin-token";
 
+/// How many times a control plane is started afresh before the start is reported as failed.
+const START_ATTEMPTS: usize = 3;
+
+/// How long etcd may take to answer `/health` (its first fsyncs wait on a disk that other
+/// suites may be loading).
+const ETCD_READY: Duration = Duration::from_secs(120);
+
 /// A running control plane. Dropping it stops every process and removes its files.
 pub struct ControlPlane {
     dir: tempfile::TempDir,
@@ -56,6 +63,23 @@ impl ControlPlane {
     /// Starts etcd and kube-apiserver (and kube-controller-manager when asked), and waits
     /// until the API server is ready.
     pub async fn start(assets: Assets, options: Options) -> anyhow::Result<ControlPlane> {
+        // Ports are found free and released before etcd and the API server bind them, so a
+        // suite running beside this one can take one in between. A failed start is tried
+        // again from scratch, on new ports in a new directory; the error names every attempt.
+        let mut failures = Vec::new();
+        for attempt in 1..=START_ATTEMPTS {
+            match Self::start_once(assets.clone(), options.clone()).await {
+                Ok(cp) => return Ok(cp),
+                Err(e) => failures.push(format!("attempt {attempt} of {START_ATTEMPTS}: {e:#}")),
+            }
+        }
+        anyhow::bail!(
+            "the control plane did not start:\n{}",
+            failures.join("\n\n")
+        )
+    }
+
+    async fn start_once(assets: Assets, options: Options) -> anyhow::Result<ControlPlane> {
         let dir = tempfile::Builder::new()
             .prefix("foresight-envtest-")
             .tempdir()
@@ -79,6 +103,9 @@ impl ControlPlane {
         };
         cp.write_kubeconfig(&cp.admin_kubeconfig, ADMIN_TOKEN, "default")?;
         cp.start_etcd()?;
+        // The API server gives etcd only 20 s before it exits; waiting here first turns a
+        // slow etcd into a wait and a dead one into its own log.
+        cp.wait_etcd_healthy(ETCD_READY).await?;
         cp.start_apiserver().await?;
         if cp.options.controller_manager {
             cp.start_controller_manager()?;
@@ -167,6 +194,29 @@ impl ControlPlane {
         let log = self.log("etcd");
         self.etcd = Some(Process::spawn("etcd", &self.assets.etcd, &args, &log)?);
         Ok(())
+    }
+
+    async fn wait_etcd_healthy(&mut self, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let addr = format!("127.0.0.1:{}", self.etcd_port);
+        loop {
+            let Some(etcd) = &mut self.etcd else {
+                anyhow::bail!("etcd was not started");
+            };
+            if !etcd.is_running() {
+                anyhow::bail!("etcd exited:\n{}", tail(&etcd.log(), 30));
+            }
+            if http_ok(&addr, "/health") {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                anyhow::bail!(
+                    "etcd did not answer /health on {addr} within {timeout:?}:\n{}",
+                    tail(&etcd.log(), 30)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     fn apiserver_args(&self) -> Vec<String> {

@@ -2,6 +2,7 @@
 //! backfilled from OpenMetrics text with `promtool tsdb create-blocks-from openmetrics`, and
 //! it serves on a free loopback port until dropped.
 
+use crate::process::{free_port, http_ok};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -61,7 +62,7 @@ impl PrometheusServer {
         );
         let config = dir.path().join("prometheus.yml");
         std::fs::write(&config, "global:\n  scrape_interval: 1m\n").expect("write the config");
-        let port = free_port();
+        let port = free_port().expect("a free port on 127.0.0.1");
         let log = dir.path().join("prometheus.log");
         let log_file = std::fs::File::create(&log).expect("create the log");
         let child = Command::new("prometheus")
@@ -140,29 +141,4 @@ fn require(tool: &str) {
          install Debian's package with `apt-get install -y prometheus` (it provides both \
          prometheus and promtool)."
     );
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port on 127.0.0.1")
-}
-
-/// A bare HTTP/1.0 GET, enough to poll readiness without an async runtime.
-fn http_ok(addr: &str, path: &str) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(addr) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    if stream
-        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .is_err()
-    {
-        return false;
-    }
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response.starts_with("HTTP/1.0 200") || response.starts_with("HTTP/1.1 200")
 }
