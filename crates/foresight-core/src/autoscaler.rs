@@ -539,6 +539,12 @@ pub struct PredictionPolicy {
     /// quantile, adjusted online), at the pods' full capacity, in place of learned headroom; the observed metrics keep proposing at the
     /// point's (hotter) target as a safety net. `None`: as written.
     pub forecast_error_budget: Option<f64>,
+    /// Set only by an operating point with prediction (`spec.objective`'s tuner): where
+    /// learned headroom proposes for every metric, the scale-down stabilization window is not
+    /// applied. The headroom holds capacity for the rise any moment of this hour has shown
+    /// over the lead stretch, at the point's risk budget: the re-rise the window guards
+    /// against, sized from the workload's own history instead of held for a fixed time.
+    pub headroom_guards_scale_down: bool,
 }
 
 impl PredictionPolicy {
@@ -583,6 +589,7 @@ impl PredictionPolicy {
             headroom_quantile: headroom_quantile(p.headroom.as_ref())?,
             self_evaluation: p.self_evaluation.unwrap_or(true),
             forecast_error_budget: None,
+            headroom_guards_scale_down: false,
         }))
     }
 }

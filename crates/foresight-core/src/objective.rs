@@ -239,7 +239,9 @@ impl Autoscaler {
     /// This autoscaler run at `knobs`: its Utilization targets moved (in proportion to the
     /// first, never above `maxUtilization` or its own target when that is unset), the
     /// headroom's risk budget set, and self-evaluation off (the replay that chose the point
-    /// judged prediction already). Whether prediction proposes is the decision's to apply.
+    /// judged prediction already). Whether prediction proposes is the decision's to apply;
+    /// with prediction, learned headroom guards the scale-down in place of its window (see
+    /// `PredictionPolicy::headroom_guards_scale_down`), as every candidate was replayed.
     pub fn at_knobs(&self, knobs: &Knobs) -> Autoscaler {
         let mut a = self.clone();
         if let (Some(u), Some(first)) = (knobs.utilization, self.first_utilization()) {
@@ -259,6 +261,7 @@ impl Autoscaler {
         }
         if let Some(p) = a.prediction.as_mut() {
             p.self_evaluation = false;
+            p.headroom_guards_scale_down = knobs.prediction;
             if let Some(b) = knobs.risk_budget_percent {
                 if p.headroom_quantile.is_some() && b > 0.0 && b < 100.0 {
                     p.headroom_quantile = Some(1.0 - b / 100.0);

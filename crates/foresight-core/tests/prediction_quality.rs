@@ -16,6 +16,7 @@ use foresight_core::conditions;
 use foresight_core::decision::{decide, Decision, MetricObservation, Observation, ScaleOutcome};
 use foresight_core::forecasting::{self, forecast_proposal, ForecastInput, HeadroomInput, Span};
 use foresight_core::metrics::{ContainerUsage, PodResourceSample};
+use foresight_core::objective::{Knobs, OperatingPoint};
 use foresight_core::pods::Readiness;
 use foresight_core::pods::{Container, Pod, PodPhase, ReadyCondition};
 use foresight_core::prediction::{
@@ -356,6 +357,7 @@ proptest! {
             headroom_quantile: None,
             self_evaluation: false,
             forecast_error_budget: None,
+            headroom_guards_scale_down: false,
         };
         let reach = forecasting::reach(&policy, &[], sync);
         let lead = startup + sync;
@@ -559,4 +561,115 @@ proptest! {
             .all(|p| p.replicas.is_none()));
         prop_assert_eq!(ready(&judged).1, "NoSavingInReplay");
     }
+}
+
+/// A spec at 60% with a 300 s scale-down window and, when `objective`, the objective
+/// `{shortfall: AsReactive, maxUtilization: 90}`.
+fn windowed_spec(objective: bool) -> EffectiveHorizontalPodAutoscalerSpec {
+    let mut s = spec(None, None);
+    s.behavior = Some(foresight_api::hpa::HorizontalPodAutoscalerBehavior {
+        scale_down: Some(foresight_api::hpa::HpaScalingRules {
+            stabilization_window_seconds: Some(300),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    s.objective = objective.then(|| foresight_api::objective::ObjectiveSpec {
+        shortfall: "AsReactive".into(),
+        max_utilization: Some(90),
+    });
+    s
+}
+
+/// An operating point at target 90%: with prediction (learned headroom, or the forecast
+/// carrying the headroom at `carried` percent) or without.
+fn point_at_90(prediction: bool, carried: Option<f64>) -> OperatingPoint {
+    OperatingPoint {
+        knobs: Knobs {
+            utilization: Some(90),
+            risk_budget_percent: None,
+            prediction,
+            forecast_budget_percent: carried,
+        },
+        chosen_at: NOW - 3600,
+        replayed_seconds: 3 * 86_400,
+        under_minutes: 10.0,
+        replica_hours: 90.0,
+        reactive_under_minutes: 10.0,
+        reactive_replica_hours: 100.0,
+        meets: true,
+        written_utilization: Some(60),
+    }
+}
+
+/// The replicas decided for `obs` after a recommendation of 10 a minute ago, inside the
+/// 300 s scale-down window.
+fn after_ten(spec: &EffectiveHorizontalPodAutoscalerSpec, obs: &Observation) -> i32 {
+    let autoscaler =
+        Autoscaler::new("shop", "web", spec, &ControllerConfig::default()).expect("valid spec");
+    let history = ScalingHistory {
+        recommendations: vec![Recommendation {
+            replicas: 10,
+            timestamp: now() - SignedDuration::from_secs(60),
+        }],
+        ..Default::default()
+    };
+    decide(&autoscaler, obs, Default::default(), history, now()).desired_replicas
+}
+
+#[test]
+fn at_an_operating_point_learned_headroom_guards_the_scale_down_in_place_of_its_window() {
+    // 10 pods carrying 3 cores; this hour's rise over the lead stretch is half a core. At
+    // 90% the metric needs 4 pods, the headroom 3 + 0.5 cores at capacity: 4 pods.
+    let mut obs = observation(10, 300, 60);
+    metric(&mut obs).headroom = HeadroomInput::Ready(headroom(0.5));
+    obs.operating_point = Some(point_at_90(true, None));
+    assert_eq!(
+        after_ten(&windowed_spec(true), &obs),
+        4,
+        "the headroom holds what a re-rise over the lead stretch needs: no window"
+    );
+
+    // The same point without prediction keeps the window: the 10 of a minute ago.
+    obs.operating_point = Some(point_at_90(false, None));
+    assert_eq!(after_ten(&windowed_spec(true), &obs), 10);
+
+    // So does a point where the forecast carries the headroom (learned headroom proposes
+    // nothing beside it): it sizes for the rise it foresees, not for the ones it misses.
+    obs.operating_point = Some(point_at_90(true, Some(2.0)));
+    metric(&mut obs).forecast = ForecastInput::Ready(forecast(3.0, 0, 3.0));
+    metric(&mut obs).forecast_margin =
+        Some(foresight_core::prediction::conformal::ForecastMargin {
+            margins: vec![0.5; 168],
+            quantile: 0.98,
+            samples: 200,
+        });
+    let autoscaler = Autoscaler::new(
+        "shop",
+        "web",
+        &windowed_spec(true),
+        &ControllerConfig::default(),
+    )
+    .expect("valid spec");
+    let carried = decide(
+        &autoscaler,
+        &obs,
+        Default::default(),
+        ScalingHistory::default(),
+        now(),
+    );
+    assert_eq!(prediction_proposal(&carried), Some(4));
+    assert_eq!(headroom_proposal(&carried), None);
+    assert_eq!(after_ten(&windowed_spec(true), &obs), 10);
+    metric(&mut obs).forecast = ForecastInput::Off;
+    metric(&mut obs).forecast_margin = None;
+
+    // Learned headroom that has not learned yet guards nothing.
+    obs.operating_point = Some(point_at_90(true, None));
+    metric(&mut obs).headroom = HeadroomInput::Off;
+    assert_eq!(after_ten(&windowed_spec(true), &obs), 10);
+
+    // Without an objective the spec runs as written, window and all (the point is ignored).
+    metric(&mut obs).headroom = HeadroomInput::Ready(headroom(0.5));
+    assert_eq!(after_ten(&windowed_spec(false), &obs), 10);
 }

@@ -37,6 +37,8 @@ enum Idle {
 #[derive(Default)]
 struct MetricOutcome {
     in_use: usize,
+    /// Its learned headroom proposed where it guards the scale-down.
+    guards_scale_down: bool,
     texts: Vec<String>,
     idle: Option<Idle>,
 }
@@ -58,6 +60,8 @@ impl MetricOutcome {
 #[derive(Default)]
 struct Tally {
     in_use: usize,
+    /// Metrics whose learned headroom guards the scale-down.
+    guarding: usize,
     missing: usize,
     no_saving: usize,
     demoted: usize,
@@ -72,6 +76,7 @@ impl Tally {
     /// Adds metric `id`'s outcome; `explain` keeps the texts.
     fn add(&mut self, id: &str, o: MetricOutcome, explain: bool) {
         self.in_use += o.in_use;
+        self.guarding += usize::from(o.guards_scale_down);
         self.in_use_texts.extend(o.texts);
         let Some(idle) = &o.idle else { return };
         // A metric whose headroom proposes is in use even while its forecast is not, so it
@@ -169,6 +174,7 @@ impl Decision {
                 records.push(r);
             }
         }
+        self.scale_down_guarded = !a.metrics.is_empty() && tally.guarding == a.metrics.len();
         let horizon = match policy.horizon {
             Horizon::LeadTime => "LeadTime",
             Horizon::Window => "Window",
@@ -269,6 +275,7 @@ impl Decision {
             (need, seen.headroom, policy.headroom_quantile, carried)
         {
             if self.headroom_candidate(metric, h, need, scale, ctx, candidates) {
+                outcome.guards_scale_down = policy.headroom_guards_scale_down;
                 outcome.proposed(self.text(|| format!("{id} (headroom)")));
             }
         }
