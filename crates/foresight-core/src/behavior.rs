@@ -519,6 +519,10 @@ pub struct NormalizeArgs<'a> {
     pub legacy_window_seconds: i64,
     /// The legacy path's scale-up limit.
     pub legacy_limit: LegacyScaleUpLimit,
+    /// Whether the scale-down stabilization window (either path's) applies. Kubernetes
+    /// always applies it; an objective's operating point lets learned headroom hold the
+    /// capacity instead (`PredictionPolicy::headroom_guards_scale_down`).
+    pub hold_scale_down: bool,
     /// The frozen clock.
     pub now: Timestamp,
 }
@@ -546,7 +550,11 @@ pub fn normalize(
                 current,
                 desired,
                 b.scale_up.stabilization_window_seconds,
-                b.scale_down.stabilization_window_seconds,
+                if args.hold_scale_down {
+                    b.scale_down.stabilization_window_seconds
+                } else {
+                    0
+                },
                 now,
             );
             let (replicas, limit) = rate_limit(current, stabilized, min, max, b, up, down, now);
@@ -558,8 +566,12 @@ pub fn normalize(
             }
         }
         None => {
-            let stabilized =
-                legacy_stabilize(recommendations, desired, args.legacy_window_seconds, now);
+            let window = if args.hold_scale_down {
+                args.legacy_window_seconds
+            } else {
+                0
+            };
+            let stabilized = legacy_stabilize(recommendations, desired, window, now);
             let stabilization = if stabilized == desired {
                 StabilizationReason::ReadyForNewScale
             } else {

@@ -629,6 +629,25 @@ fn at_an_operating_point_learned_headroom_guards_the_scale_down_in_place_of_its_
         4,
         "the headroom holds what a re-rise over the lead stretch needs: no window"
     );
+    // ... and the decision says so where the user reads it.
+    let guarded = decide(
+        &Autoscaler::new(
+            "shop",
+            "web",
+            &windowed_spec(true),
+            &ControllerConfig::default(),
+        )
+        .expect("valid spec"),
+        &obs,
+        Default::default(),
+        ScalingHistory::default(),
+        now(),
+    );
+    let (_, _, message) = ready(&guarded);
+    assert!(
+        message.contains("holding the scale-down in place of its window"),
+        "{message}"
+    );
 
     // The same point without prediction keeps the window: the 10 of a minute ago.
     obs.operating_point = Some(point_at_90(false, None));

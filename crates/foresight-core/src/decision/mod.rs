@@ -911,35 +911,22 @@ impl Decision {
 
     /// Stabilization, rate limits and bounds (`normalizeDesiredReplicas[WithBehaviors]`).
     fn normalize(&mut self, a: &Autoscaler, current: i32, desired: i32, now: Timestamp) -> i32 {
-        // Where learned headroom guards the scale-down (see `scale_down_guarded`), the window
-        // is not applied (nor the legacy path's); the scale-down policies (rate limits) are.
-        let unheld;
-        let behavior = match a.behavior.as_ref() {
-            Some(b) if self.scale_down_guarded => {
-                let mut b = b.clone();
-                b.scale_down.stabilization_window_seconds = 0;
-                unheld = b;
-                Some(&unheld)
-            }
-            b => b,
-        };
         let h = &mut self.history;
         let n = normalize(
             &mut h.recommendations,
             &h.scale_up_events,
             &h.scale_down_events,
             NormalizeArgs {
-                behavior,
+                behavior: a.behavior.as_ref(),
                 current,
                 desired,
                 min_replicas: a.active_min_replicas(),
                 max_replicas: a.max_replicas,
-                legacy_window_seconds: if self.scale_down_guarded {
-                    0
-                } else {
-                    a.settings.downscale_stabilization_seconds
-                },
+                legacy_window_seconds: a.settings.downscale_stabilization_seconds,
                 legacy_limit: a.settings.legacy_scale_up_limit,
+                // Where learned headroom guards the scale-down (see `scale_down_guarded`),
+                // the window is not applied; the scale-down policies (rate limits) are.
+                hold_scale_down: !self.scale_down_guarded,
                 now,
             },
         );

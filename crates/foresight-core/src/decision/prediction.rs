@@ -275,8 +275,15 @@ impl Decision {
             (need, seen.headroom, policy.headroom_quantile, carried)
         {
             if self.headroom_candidate(metric, h, need, scale, ctx, candidates) {
-                outcome.guards_scale_down = policy.headroom_guards_scale_down;
-                outcome.proposed(self.text(|| format!("{id} (headroom)")));
+                let guards = policy.headroom_guards_scale_down;
+                outcome.guards_scale_down = guards;
+                outcome.proposed(self.text(|| {
+                    if guards {
+                        format!("{id} (headroom, holding the scale-down in place of its window)")
+                    } else {
+                        format!("{id} (headroom)")
+                    }
+                }));
             }
         }
         (outcome, record)

@@ -120,6 +120,7 @@ fn normalize_step(
             max_replicas: common::field(input, "maxReplicas")?,
             legacy_window_seconds: downscale_window(input),
             legacy_limit: legacy_limit(input),
+            hold_scale_down: true,
             now,
         },
     );
