@@ -13,7 +13,9 @@ mod cli;
 /// thread and returns little of what a burst (the relist of every cached object after an API
 /// server restart) used; jemalloc gives freed pages back to the system after a few seconds.
 /// Measured with 2,000 and 10,000 autoscalers in docs/controller.md.
-#[cfg(unix)]
+///
+/// The `system-allocator` feature leaves the system's malloc in place, for heap profilers.
+#[cfg(all(unix, not(feature = "system-allocator")))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -23,7 +25,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// one set of slabs. A background thread returns freed pages on time even when the thread that
 /// freed them has gone quiet, and after one second instead of ten: a relist's burst then
 /// leaves the RSS soon after it ends. Measured in docs/controller.md.
-#[cfg(unix)]
+#[cfg(all(unix, not(feature = "system-allocator")))]
 #[allow(unsafe_code)] // a symbol with a chosen name: jemalloc's weak default gives way to it
 #[export_name = "_rjem_malloc_conf"]
 static JEMALLOC_OPTIONS: Option<&u8> =

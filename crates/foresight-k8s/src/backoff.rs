@@ -85,16 +85,21 @@ impl FailureLog {
 
 /// The last error of each autoscaler, and how often it recurred: a new error is logged at
 /// once, a recurring one at its 2nd, 4th, 8th, ... occurrence.
+///
+/// An error is kept as a hash of its text: when the API server is down every autoscaler has
+/// one, and the texts (a few hundred bytes each) cost megabytes at 10,000 autoscalers. The
+/// text itself is logged from the failure at hand.
 #[derive(Debug, Default)]
-pub struct RepeatedErrors(Mutex<HashMap<AutoscalerKey, (String, u64)>>);
+pub struct RepeatedErrors(Mutex<HashMap<AutoscalerKey, (u64, u64)>>);
 
 impl RepeatedErrors {
     /// Notes `error` for `key`; `Some(occurrences)` when it should be logged now.
     pub fn note(&self, key: &AutoscalerKey, error: &str) -> Option<u64> {
+        let digest = digest(error);
         let mut map = self.0.lock();
-        let entry = map.entry(key.clone()).or_insert_with(|| (String::new(), 0));
-        if entry.0 != error {
-            *entry = (error.to_owned(), 0);
+        let entry = map.entry(key.clone()).or_insert((digest, 0));
+        if entry.0 != digest {
+            *entry = (digest, 0);
         }
         entry.1 += 1;
         entry.1.is_power_of_two().then_some(entry.1)
@@ -104,6 +109,14 @@ impl RepeatedErrors {
     pub fn clear(&self, key: &AutoscalerKey) {
         self.0.lock().remove(key);
     }
+}
+
+/// A hash of an error's text, to tell a recurrence from a new error.
+fn digest(error: &str) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    error.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl PerAutoscaler for RepeatedErrors {

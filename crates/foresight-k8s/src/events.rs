@@ -47,7 +47,7 @@ impl EventPublisher {
         &self,
         regarding: &ObjectReference,
         events: &[Event],
-        previous: &mut Vec<Event>,
+        previous: &mut Vec<WarningDigest>,
         calls: &ApiCall,
     ) {
         let namespace = regarding.namespace.as_deref().unwrap_or("default");
@@ -59,7 +59,7 @@ impl EventPublisher {
                 tracing::warn!(reason = %e.reason, error = %err, "could not publish event");
             }
         }
-        *previous = events.to_vec();
+        *previous = warnings(events);
     }
 
     fn event(&self, regarding: &ObjectReference, e: &Event) -> KubeEvent {
@@ -96,11 +96,34 @@ impl EventPublisher {
 }
 
 /// The events of this sync that are not repeats of the previous sync's warnings.
-pub fn to_emit<'a>(events: &'a [Event], previous: &[Event]) -> Vec<&'a Event> {
+pub fn to_emit<'a>(events: &'a [Event], previous: &[WarningDigest]) -> Vec<&'a Event> {
     events
         .iter()
-        .filter(|e| e.type_ == EventType::Normal || !previous.contains(e))
+        .filter(|e| e.type_ == EventType::Normal || !previous.contains(&digest(e)))
         .collect()
+}
+
+/// A warning event as the next sync compares it: a hash of its reason and message. Every
+/// autoscaler keeps its last warnings between syncs, and while a cluster-wide failure lasts
+/// (the API server down) each has one or two with a long message; the hashes cost 8 bytes
+/// each where the events cost hundreds.
+pub type WarningDigest = u64;
+
+/// The digests of `events`' warnings (routine events are never deduplicated).
+pub fn warnings(events: &[Event]) -> Vec<WarningDigest> {
+    events
+        .iter()
+        .filter(|e| e.type_ == EventType::Warning)
+        .map(digest)
+        .collect()
+}
+
+fn digest(e: &Event) -> WarningDigest {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    e.reason.hash(&mut hasher);
+    e.message.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// events.k8s.io requires an action: what the controller was doing.
@@ -140,7 +163,7 @@ mod tests {
     fn repeated_warnings_are_suppressed_but_rescales_are_not() {
         let warn = ev(EventType::Warning, "FailedGetResourceMetric", "down");
         let scale = ev(EventType::Normal, "SuccessfulRescale", "New size: 3");
-        let prev = vec![warn.clone(), scale.clone()];
+        let prev = warnings(&[warn.clone(), scale.clone()]);
         let now = vec![warn.clone(), scale.clone()];
         let emitted = to_emit(&now, &prev);
         assert_eq!(emitted, vec![&scale]);

@@ -21,8 +21,8 @@ use std::time::Duration;
 use foresight_api::status::{EffectiveHorizontalPodAutoscalerStatus, ScalingHistory};
 use foresight_core::autoscaler::{Autoscaler, ControllerConfig};
 use foresight_core::decision::{
-    decide, invalid_spec, reads_metrics, Decision, Event, MetricObservation, Observation,
-    Reconciled, ScaleOutcome,
+    decide, invalid_spec, reads_metrics, Decision, MetricObservation, Observation, Reconciled,
+    ScaleOutcome,
 };
 use foresight_core::forecasting::{self, ForecastInput};
 use foresight_core::history;
@@ -39,7 +39,7 @@ use parking_lot::Mutex;
 use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use crate::backoff::RepeatedErrors;
 use crate::conflicts::{TargetIndex, TargetKey};
-use crate::events::EventPublisher;
+use crate::events::{EventPublisher, WarningDigest};
 use crate::forecasts::{self, ForecastCache};
 use crate::pods::PodCache;
 use crate::sources::{MetricSources, Readings};
@@ -90,8 +90,8 @@ pub struct Memory {
     pub last_write: Option<Timestamp>,
     /// What that write left on the object (see [`status::cache_behind`]).
     pub written: Option<status::Written>,
-    /// The previous sync's events, for deduplication.
-    pub last_events: Vec<Event>,
+    /// The previous sync's warning events, for deduplication.
+    pub last_events: Vec<WarningDigest>,
     /// The spec compiled at the generation it was compiled for: a spec changes only with
     /// its generation, so syncs in between reuse it instead of validating it again.
     pub compiled: Option<(i64, Arc<Autoscaler>)>,

@@ -11,7 +11,7 @@ pub mod hpa;
 pub mod process;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -165,6 +165,8 @@ pub struct Telemetry {
     pub hpa: hpa::HpaMetrics,
     queue: Arc<Queue>,
     ready: AtomicBool,
+    /// The length of the last `/metrics` text: the next one is about as long.
+    encoded_len: AtomicUsize,
 }
 
 impl Default for Telemetry {
@@ -199,6 +201,7 @@ impl Telemetry {
             hpa: hpa::HpaMetrics::default(),
             queue: Arc::new(Queue::default()),
             ready: AtomicBool::new(false),
+            encoded_len: AtomicUsize::new(0),
         };
         let r = registry.sub_registry_with_prefix("foresight");
         r.register(
@@ -323,11 +326,17 @@ impl Telemetry {
     }
 
     /// The metrics in OpenMetrics text.
+    ///
+    /// The text is written into a buffer sized from the last one, with room for some growth.
+    /// Grown from empty by doubling, the buffer of 6.8 MB of text at 10,000 autoscalers
+    /// passed through 4 and 8 MiB with every smaller size before them, each copied into the
+    /// next: about 16 MiB touched for a moment on every scrape instead of 7.
     pub fn encode(&self) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(expected_len(self.encoded_len.load(Ordering::Relaxed)));
         if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
             out.clear();
         }
+        self.encoded_len.store(out.len(), Ordering::Relaxed);
         out
     }
 
@@ -371,6 +380,12 @@ impl PerAutoscaler for Telemetry {
         self.autoscalers.retain(keep);
         self.queue.due.lock().retain(|k, _| keep(k));
     }
+}
+
+/// The buffer for a `/metrics` text when the last one was `last` bytes long: 1/16 more, so
+/// that autoscalers created meanwhile fit without the buffer doubling.
+fn expected_len(last: usize) -> usize {
+    last.saturating_add(last / 16)
 }
 
 /// When each autoscaler's next sync is due. The controller's queue (kube-runtime's) cannot
@@ -520,5 +535,24 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_scrape_sizes_its_text_from_the_last_and_does_not_change_it() {
+        let t = Arc::new(Telemetry::default());
+        t.calls().record(Call::PatchStatus);
+        let first = t.encode();
+        let second = t.encode();
+        // The same text (but the process's own readings, which move between scrapes) ...
+        let steady = |text: &str| {
+            text.lines()
+                .filter(|l| !l.starts_with("process_"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(steady(&first), steady(&second));
+        assert!(second.contains("foresight_kubernetes_requests_total"));
+        // ... written into a buffer of the expected size, without growing it.
+        assert_eq!(second.capacity(), expected_len(first.len()));
     }
 }
