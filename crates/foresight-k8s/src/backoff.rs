@@ -9,6 +9,7 @@
 use parking_lot::Mutex;
 
 use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
+use crate::digest::digest;
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::time::Duration;
@@ -109,14 +110,6 @@ impl RepeatedErrors {
     pub fn clear(&self, key: &AutoscalerKey) {
         self.0.lock().remove(key);
     }
-}
-
-/// A hash of an error's text, to tell a recurrence from a new error.
-fn digest(error: &str) -> u64 {
-    use std::hash::{Hash as _, Hasher as _};
-    let mut hasher = std::hash::DefaultHasher::new();
-    error.hash(&mut hasher);
-    hasher.finish()
 }
 
 impl PerAutoscaler for RepeatedErrors {

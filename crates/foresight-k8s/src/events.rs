@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::PostParams;
 use kube::{Api, Client};
 
+use crate::digest::digest;
 use crate::telemetry::{ApiCall, Call};
 
 /// The reporting controller's name in events.
@@ -99,7 +100,7 @@ impl EventPublisher {
 pub fn to_emit<'a>(events: &'a [Event], previous: &[WarningDigest]) -> Vec<&'a Event> {
     events
         .iter()
-        .filter(|e| e.type_ == EventType::Normal || !previous.contains(&digest(e)))
+        .filter(|e| e.type_ == EventType::Normal || !previous.contains(&warning_digest(e)))
         .collect()
 }
 
@@ -114,16 +115,12 @@ pub fn warnings(events: &[Event]) -> Vec<WarningDigest> {
     events
         .iter()
         .filter(|e| e.type_ == EventType::Warning)
-        .map(digest)
+        .map(warning_digest)
         .collect()
 }
 
-fn digest(e: &Event) -> WarningDigest {
-    use std::hash::{Hash as _, Hasher as _};
-    let mut hasher = std::hash::DefaultHasher::new();
-    e.reason.hash(&mut hasher);
-    e.message.hash(&mut hasher);
-    hasher.finish()
+fn warning_digest(e: &Event) -> WarningDigest {
+    digest(&(&e.reason, &e.message))
 }
 
 /// events.k8s.io requires an action: what the controller was doing.

@@ -26,6 +26,7 @@ pub mod client;
 pub mod conflicts;
 pub mod controller;
 pub mod crd;
+pub mod digest;
 pub mod events;
 pub mod forecasts;
 pub mod leader;

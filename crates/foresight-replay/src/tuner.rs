@@ -138,15 +138,15 @@ pub fn candidates(autoscaler: &Autoscaler) -> Vec<Knobs> {
 /// most a margin's budget can be).
 pub fn forecast_budgets(objective: Option<&Objective>) -> Vec<f64> {
     match objective.map(|o| o.shortfall) {
-        Some(Shortfall::Share(s)) => SHARE_BUDGET_FACTORS
-            .iter()
-            .map(|f| (s * f * 100.0).min(50.0))
-            .fold(Vec::new(), |mut out, b| {
-                if out.last() != Some(&b) {
-                    out.push(b);
-                }
-                out
-            }),
+        Some(Shortfall::Share(s)) => {
+            let mut budgets: Vec<f64> = SHARE_BUDGET_FACTORS
+                .iter()
+                .map(|f| (s * f * 100.0).min(50.0))
+                .collect();
+            // Factors capped at 50% give the same budget: replay it once.
+            budgets.dedup();
+            budgets
+        }
         _ => FORECAST_BUDGETS.to_vec(),
     }
 }
