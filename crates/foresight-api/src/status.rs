@@ -177,6 +177,31 @@ pub struct OperatingPointStatus {
     pub reactive_replica_hours: i64,
     /// The choice in one sentence.
     pub description: String,
+    /// Where the point is a schedule over the day: the knobs of each block of hours (UTC), in
+    /// order from midnight, which the decisions run at in place of the knobs above (the
+    /// point the schedule was composed from). Absent: the knobs above all day.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<OperatingPointBlock>,
+}
+
+/// The knobs of one block of hours of an operating point's schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatingPointBlock {
+    /// The block's first hour of the day, UTC (0-23); it lasts until the next block's.
+    pub from_hour: i32,
+    /// The first Utilization target in the block, percent (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_utilization: Option<i32>,
+    /// The headroom risk budget in the block, percent (absent without headroom).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_budget_percent: Option<String>,
+    /// Where the forecast carries the headroom in the block: the share of the lead
+    /// stretches, percent, its margin may fall short in (absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast_budget_percent: Option<String>,
+    /// Whether prediction proposes in the block.
+    pub prediction: bool,
 }
 
 /// `True`, `False` or `Unknown`.

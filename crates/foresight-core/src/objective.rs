@@ -3,7 +3,7 @@
 //! the chosen point and says so in status and in its explanation.
 
 use foresight_api::objective::{ObjectiveSpec, Shortfall};
-use foresight_api::status::OperatingPointStatus;
+use foresight_api::status::{OperatingPointBlock, OperatingPointStatus};
 
 use crate::autoscaler::{Autoscaler, Target};
 
@@ -52,6 +52,25 @@ pub struct Knobs {
 }
 
 impl Knobs {
+    /// "target 82% and 5% risk budget".
+    pub fn describe(&self) -> String {
+        let mut knobs = Vec::new();
+        if let Some(u) = self.utilization {
+            knobs.push(format!("target {u}%"));
+        }
+        if !self.prediction {
+            knobs.push("no prediction".to_owned());
+        } else if let Some(b) = self.forecast_budget_percent {
+            knobs.push(format!(
+                "the forecast carrying the headroom at a {}% budget",
+                percent(b)
+            ));
+        } else if let Some(b) = self.risk_budget_percent {
+            knobs.push(format!("{}% risk budget", percent(b)));
+        }
+        knobs.join(" and ")
+    }
+
     /// The headroom quantile to learn at this point: its risk budget when prediction
     /// proposes and the spec learns headroom (`spec_quantile`), the spec's own otherwise.
     pub fn headroom_quantile(&self, spec_quantile: Option<f64>) -> Option<f64> {
@@ -83,26 +102,63 @@ pub struct OperatingPoint {
     pub meets: bool,
     /// The targets as written, for the explanation (the first Utilization target).
     pub written_utilization: Option<i32>,
+    /// A schedule over the day: the knobs of each of its equal blocks of hours (UTC, from
+    /// midnight), in place of `knobs`; empty: `knobs` all day.
+    pub blocks: Vec<Knobs>,
 }
 
 impl OperatingPoint {
+    /// The knobs in force at `t` (Unix seconds): its block's when the point is a schedule.
+    pub fn knobs_at(&self, t: i64) -> Knobs {
+        self.block_at(t)
+            .and_then(|b| usize::try_from(b).ok())
+            .and_then(|b| self.blocks.get(b))
+            .copied()
+            .unwrap_or(self.knobs)
+    }
+
+    /// Which of the schedule's blocks `t` (Unix seconds) falls in; `None` without a schedule.
+    pub fn block_at(&self, t: i64) -> Option<i64> {
+        let n = i64::try_from(self.blocks.len()).ok().filter(|n| *n > 0)?;
+        t.rem_euclid(DAY_SECONDS)
+            .checked_mul(n)?
+            .checked_div(DAY_SECONDS)
+    }
+
+    /// When the block after the one `t` falls in begins (Unix seconds); `None` without a
+    /// schedule.
+    pub fn next_block_start(&self, t: i64) -> Option<i64> {
+        let n = i64::try_from(self.blocks.len()).ok().filter(|n| *n > 0)?;
+        let block = self.block_at(t)?;
+        // The block's end from the day's start, rounded up to the whole second.
+        let end = block
+            .checked_add(1)?
+            .checked_mul(DAY_SECONDS)?
+            .checked_add(n - 1)?
+            .checked_div(n)?;
+        t.div_euclid(DAY_SECONDS)
+            .checked_mul(DAY_SECONDS)?
+            .checked_add(end)
+    }
+
     /// "target 82% and 5% risk budget, chosen by replay of 3 days: as safe as reactive at
     /// 75%, 11% cheaper".
     pub fn describe(&self) -> String {
-        let mut knobs = Vec::new();
-        if let Some(u) = self.knobs.utilization {
-            knobs.push(format!("target {u}%"));
-        }
-        if !self.knobs.prediction {
-            knobs.push("no prediction".to_owned());
-        } else if let Some(b) = self.knobs.forecast_budget_percent {
-            knobs.push(format!(
-                "the forecast carrying the headroom at a {}% budget",
-                percent(b)
-            ));
-        } else if let Some(b) = self.knobs.risk_budget_percent {
-            knobs.push(format!("{}% risk budget", percent(b)));
-        }
+        let n = self.blocks.len();
+        let knobs = if n == 0 {
+            self.knobs.describe()
+        } else {
+            let blocks: Vec<String> = self
+                .blocks
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    let (from, to) = (block_start_hour(i, n), block_start_hour(i + 1, n));
+                    format!("{from:02}-{to:02} {}", k.describe())
+                })
+                .collect();
+            format!("by hour of the day (UTC): {}", blocks.join(", "))
+        };
         let days = self.replayed_seconds as f64 / 86_400.0;
         let reactive = match self.written_utilization {
             Some(u) => format!("reactive at {u}%"),
@@ -130,10 +186,7 @@ impl OperatingPoint {
         } else {
             " (no candidate met the objective: the safest runs)"
         };
-        format!(
-            "{}, chosen by replay of {days:.0} days: {risk}, {cost} than {reactive}{met}",
-            knobs.join(" and ")
-        )
+        format!("{knobs}, chosen by replay of {days:.0} days: {risk}, {cost} than {reactive}{met}")
     }
 
     /// How much cheaper than the spec without prediction its replay was, percent (negative:
@@ -170,7 +223,47 @@ impl OperatingPoint {
             reactive_under_seconds: whole(self.reactive_under_minutes * 60.0),
             reactive_replica_hours: whole(self.reactive_replica_hours),
             description: self.describe(),
+            blocks: self.block_statuses(),
         }
+    }
+
+    /// The schedule's blocks as status shows them (empty without one).
+    fn block_statuses(&self) -> Vec<OperatingPointBlock> {
+        let n = self.blocks.len();
+        self.blocks
+            .iter()
+            .enumerate()
+            .map(|(i, k)| OperatingPointBlock {
+                from_hour: block_start_hour(i, n),
+                target_utilization: k.utilization,
+                risk_budget_percent: k.risk_budget_percent.filter(|_| k.prediction).map(percent),
+                forecast_budget_percent: k
+                    .forecast_budget_percent
+                    .filter(|_| k.prediction)
+                    .map(percent),
+                prediction: k.prediction,
+            })
+            .collect()
+    }
+}
+
+const DAY_SECONDS: i64 = 86_400;
+
+/// The first hour of the day (UTC) of block `i` of `n` equal blocks.
+fn block_start_hour(i: usize, n: usize) -> i32 {
+    i32::try_from(i.saturating_mul(24) / n.max(1)).unwrap_or(0)
+}
+
+/// A budget as status writes it: `None` for none, `Some(None)` for a budget that does not
+/// read (more than 0, less than 100).
+fn read_budget(text: &Option<String>) -> Option<Option<f64>> {
+    match text {
+        Some(text) => text
+            .parse::<f64>()
+            .ok()
+            .filter(|b| *b > 0.0 && *b < 100.0)
+            .map(Some),
+        None => Some(None),
     }
 }
 
@@ -179,16 +272,30 @@ impl OperatingPoint {
     /// has replayed again); `None` when the status does not read as one. `written` is the
     /// spec's first Utilization target, for the explanation.
     pub fn from_status(s: &OperatingPointStatus, written: Option<i32>) -> Option<OperatingPoint> {
-        let budget = |text: &Option<String>| match text {
-            Some(text) => text
-                .parse::<f64>()
-                .ok()
-                .filter(|b| *b > 0.0 && *b < 100.0)
-                .map(Some),
-            None => Some(None),
-        };
-        let risk_budget_percent = budget(&s.risk_budget_percent)?;
-        let forecast_budget_percent = budget(&s.forecast_budget_percent)?;
+        let risk_budget_percent = read_budget(&s.risk_budget_percent)?;
+        let forecast_budget_percent = read_budget(&s.forecast_budget_percent)?;
+        // The blocks read back only as the equal blocks from midnight, at most one an hour, a
+        // schedule has.
+        let n = s.blocks.len();
+        if n > 24 {
+            return None;
+        }
+        let blocks = s
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                if b.from_hour != block_start_hour(i, n) {
+                    return None;
+                }
+                Some(Knobs {
+                    utilization: b.target_utilization,
+                    risk_budget_percent: read_budget(&b.risk_budget_percent)?,
+                    forecast_budget_percent: read_budget(&b.forecast_budget_percent)?,
+                    prediction: b.prediction,
+                })
+            })
+            .collect::<Option<Vec<Knobs>>>()?;
         let minutes = |seconds: i64| seconds as f64 / 60.0;
         Some(OperatingPoint {
             knobs: Knobs {
@@ -205,6 +312,7 @@ impl OperatingPoint {
             reactive_replica_hours: s.reactive_replica_hours as f64,
             meets: s.meets_objective,
             written_utilization: written,
+            blocks,
         })
     }
 }
@@ -296,6 +404,7 @@ mod tests {
             reactive_replica_hours: 100.0,
             meets,
             written_utilization: Some(75),
+            blocks: Vec::new(),
         }
     }
 
@@ -346,5 +455,86 @@ mod tests {
             point(false, 12.0, 89.0, true).status().risk_budget_percent,
             None
         );
+    }
+
+    fn knobs(utilization: i32, budget: Option<f64>) -> Knobs {
+        Knobs {
+            forecast_budget_percent: None,
+            utilization: Some(utilization),
+            risk_budget_percent: budget,
+            prediction: budget.is_some(),
+        }
+    }
+
+    /// 2026-01-01T00:00:00Z.
+    const MIDNIGHT: i64 = 1_767_225_600;
+
+    #[test]
+    fn a_schedule_runs_each_block_at_its_knobs_and_reads_back_from_status() {
+        let (hot, reactive) = (knobs(90, Some(20.0)), knobs(75, None));
+        let p = OperatingPoint {
+            blocks: vec![hot, hot, reactive, reactive, hot, hot],
+            ..point(true, 12.0, 89.0, true)
+        };
+        let at = |hours: i64, seconds: i64| p.knobs_at(MIDNIGHT + hours * 3600 + seconds);
+        assert_eq!(at(1, 0), hot);
+        assert_eq!(at(8, 0), reactive);
+        assert_eq!(at(16, -1), reactive);
+        assert_eq!(at(16, 0), hot);
+        assert_eq!(at(24 + 9, 0), reactive, "every day alike");
+        assert_eq!(
+            p.next_block_start(MIDNIGHT + 3600),
+            Some(MIDNIGHT + 4 * 3600)
+        );
+        assert_eq!(
+            p.next_block_start(MIDNIGHT + 23 * 3600),
+            Some(MIDNIGHT + 86_400)
+        );
+        // Without a schedule: the knobs all day, and no block begins.
+        let single = point(true, 12.0, 89.0, true);
+        assert_eq!(single.knobs_at(MIDNIGHT + 8 * 3600), single.knobs);
+        assert_eq!(single.next_block_start(MIDNIGHT), None);
+        assert!(single.status().blocks.is_empty());
+
+        let status = p.status();
+        let hours: Vec<i32> = status.blocks.iter().map(|b| b.from_hour).collect();
+        assert_eq!(hours, [0, 4, 8, 12, 16, 20]);
+        assert_eq!(status.blocks[0].risk_budget_percent.as_deref(), Some("20"));
+        assert!(!status.blocks[2].prediction);
+        assert_eq!(
+            OperatingPoint::from_status(&status, Some(75)),
+            Some(p.clone())
+        );
+        assert!(
+            p.describe().starts_with(
+                "by hour of the day (UTC): 00-04 target 90% and 20% risk budget, 04-08 target \
+                 90% and 20% risk budget, 08-12 target 75% and no prediction, "
+            ),
+            "{}",
+            p.describe()
+        );
+        // Blocks that do not start where a schedule's do do not read as one.
+        let mut odd = status.clone();
+        odd.blocks[1].from_hour = 5;
+        assert_eq!(OperatingPoint::from_status(&odd, Some(75)), None);
+        // Nor more than one an hour, nor a block whose budget does not read.
+        let mut many = status.clone();
+        many.blocks = (0..48)
+            .map(|i| OperatingPointBlock {
+                from_hour: i / 2,
+                ..status.blocks[0].clone()
+            })
+            .collect();
+        assert_eq!(OperatingPoint::from_status(&many, Some(75)), None);
+        let mut garbled = status;
+        garbled.blocks[3].risk_budget_percent = Some("lots".to_owned());
+        assert_eq!(OperatingPoint::from_status(&garbled, Some(75)), None);
+        // Far from 1970 either way, the arithmetic on times holds.
+        assert_eq!(
+            p.knobs_at(i64::MAX),
+            p.knobs_at(i64::MAX.rem_euclid(86_400))
+        );
+        assert_eq!(p.next_block_start(i64::MIN), None);
+        assert_eq!(p.next_block_start(i64::MAX), None);
     }
 }

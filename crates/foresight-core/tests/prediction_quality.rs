@@ -599,6 +599,7 @@ fn point_at_90(prediction: bool, carried: Option<f64>) -> OperatingPoint {
         reactive_replica_hours: 100.0,
         meets: true,
         written_utilization: Some(60),
+        blocks: Vec::new(),
     }
 }
 

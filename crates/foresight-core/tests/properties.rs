@@ -354,35 +354,41 @@ fn with_objective(
     spec
 }
 
-fn operating_point() -> impl Strategy<Value = OperatingPoint> {
+fn knobs() -> impl Strategy<Value = Knobs> {
     (
         proptest::option::of(prop_oneof![1i32..200, Just(i32::MAX), Just(i32::MIN)]),
         proptest::option::of(prop_oneof![0.0f64..60.0, Just(f64::NAN), Just(-1.0)]),
         any::<bool>(),
-        any::<bool>(),
-        (
-            0.0f64..1e6,
-            proptest::option::of(prop_oneof![0.0f64..5.0, Just(f64::NAN), Just(100.0)]),
-        ),
+        proptest::option::of(prop_oneof![0.0f64..5.0, Just(f64::NAN), Just(100.0)]),
     )
-        .prop_map(
-            |(utilization, budget, prediction, meets, (figures, carried))| OperatingPoint {
-                knobs: Knobs {
-                    forecast_budget_percent: carried,
-                    utilization,
-                    risk_budget_percent: budget,
-                    prediction,
-                },
-                chosen_at: 1_767_225_600,
-                replayed_seconds: 3 * 86_400,
-                under_minutes: figures,
-                replica_hours: figures / 3.0,
-                reactive_under_minutes: figures / 2.0,
-                reactive_replica_hours: figures,
-                meets,
-                written_utilization: Some(60),
-            },
-        )
+        .prop_map(|(utilization, budget, prediction, carried)| Knobs {
+            forecast_budget_percent: carried,
+            utilization,
+            risk_budget_percent: budget,
+            prediction,
+        })
+}
+
+/// A point, at times a schedule over the day (up to eight blocks, each at any knobs).
+fn operating_point() -> impl Strategy<Value = OperatingPoint> {
+    (
+        knobs(),
+        proptest::collection::vec(knobs(), 0..=8),
+        any::<bool>(),
+        0.0f64..1e6,
+    )
+        .prop_map(|(knobs, blocks, meets, figures)| OperatingPoint {
+            knobs,
+            chosen_at: 1_767_225_600,
+            replayed_seconds: 3 * 86_400,
+            under_minutes: figures,
+            replica_hours: figures / 3.0,
+            reactive_under_minutes: figures / 2.0,
+            reactive_replica_hours: figures,
+            meets,
+            written_utilization: Some(60),
+            blocks,
+        })
 }
 
 proptest! {
@@ -432,19 +438,24 @@ proptest! {
         let max = min + span;
         let spec = with_objective(spec(min, max, None, false), Some((shortfall, max_utilization)));
         let autoscaler = Autoscaler::new("ns", "web", &spec, &ControllerConfig::default()).expect("valid spec");
-        let tuned = autoscaler.at_knobs(&point.knobs);
-        for m in &tuned.metrics {
-            if let Target::Utilization(u) = m.target {
-                prop_assert!(u >= 1 && u <= max_utilization.unwrap_or(60), "target {u}% over {max_utilization:?}");
+        for knobs in point.blocks.iter().chain([&point.knobs]) {
+            let tuned = autoscaler.at_knobs(knobs);
+            for m in &tuned.metrics {
+                if let Target::Utilization(u) = m.target {
+                    prop_assert!(u >= 1 && u <= max_utilization.unwrap_or(60), "target {u}% over {max_utilization:?}");
+                }
             }
         }
-        let now = now0();
-        let obs = Observation { operating_point: Some(point), ..observation(&pods, current, now, false, None) };
-        let decision = decide(&autoscaler, &obs, EffectiveHorizontalPodAutoscalerStatus::default(), ScalingHistory::default(), now);
-        if let Some(to) = decision.scale_to {
-            prop_assert!((min..=max).contains(&to), "wrote {to} outside [{min}, {max}]");
+        // Every three hours of a day, so every block of a schedule of up to eight decides.
+        for hours in 0..8 {
+            let now = Timestamp::from_second(1_767_225_600 + hours * 3 * 3600).expect("2026-01-01");
+            let obs = Observation { operating_point: Some(point.clone()), ..observation(&pods, current, now, false, None) };
+            let decision = decide(&autoscaler, &obs, EffectiveHorizontalPodAutoscalerStatus::default(), ScalingHistory::default(), now);
+            if let Some(to) = decision.scale_to {
+                prop_assert!((min..=max).contains(&to), "wrote {to} outside [{min}, {max}]");
+            }
+            let result = decision.finish(&autoscaler, ScaleOutcome::Applied { at: now });
+            prop_assert_eq!(result.status.operating_point, Some(point.status()));
         }
-        let result = decision.finish(&autoscaler, ScaleOutcome::Applied { at: now });
-        prop_assert!(result.status.operating_point.is_some());
     }
 }

@@ -490,6 +490,7 @@ mod tests {
             reactive_under_seconds: 0,
             reactive_replica_hours: 100,
             description: "target 80% and no prediction".to_owned(),
+            blocks: Vec::new(),
         });
         assert!(should_write(
             &old,

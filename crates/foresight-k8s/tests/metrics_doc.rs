@@ -184,6 +184,7 @@ fn filled_telemetry() -> Arc<Telemetry> {
             reactive_under_seconds: 660,
             reactive_replica_hours: 100,
             description: "target 70% and 5% risk budget".into(),
+            blocks: Vec::new(),
         }),
         last_decision: Some(DecisionRecord {
             proposals: vec![ProposalRecord {

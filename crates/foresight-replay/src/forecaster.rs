@@ -209,6 +209,8 @@ pub struct Forecaster {
     /// The autoscaler and its objective, for the tuner's replays (`None` without one).
     tuned: Option<(Box<Autoscaler>, Objective)>,
     operating_point: Option<OperatingPoint>,
+    /// The schedule's block the decisions were last handed the headroom for.
+    handed_block: Option<i64>,
     plans: Plans,
     /// The forecast's own errors, where it may carry the headroom (the spec's policy says
     /// so, or an objective's tuner may choose it); `None` otherwise.
@@ -266,6 +268,7 @@ impl Forecaster {
                 .objective
                 .map(|o| (Box::new(autoscaler.clone()), o)),
             operating_point: None,
+            handed_block: None,
             plans: Plans::default(),
             errors: (policy.forecast_error_budget.is_some() || autoscaler.objective.is_some())
                 .then(|| {
@@ -381,6 +384,9 @@ impl Forecaster {
         track: Option<&mut ForecastTrack>,
     ) -> Option<(i64, f64)> {
         if now < self.next_refit {
+            if self.block_at(now) != self.handed_block {
+                self.hand_over_block(now, observation, startup_seconds, track);
+            }
             return None;
         }
         self.next_refit = now.saturating_add(self.refit_every);
@@ -444,28 +450,11 @@ impl Forecaster {
         let accuracy = self.accuracy.summary();
         self.tune_if_due(now, observation, startup_seconds, proposing);
         observation.operating_point = self.operating_point.clone();
-        // At an operating point, headroom is learned for its risk budget.
-        let quantile = match &self.operating_point {
-            Some(p) => p.knobs.headroom_quantile(self.headroom_quantile),
-            None => self.headroom_quantile,
-        };
-        let headroom = match quantile {
-            None => HeadroomInput::Off,
-            Some(q) => {
-                let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
-                let history = self.history.make_contiguous();
-                let shared = track.and_then(|t| t.headroom(history, now, self.interval, lead, q));
-                match shared.unwrap_or_else(|| {
-                    foresight_core::prediction::headroom::learn(history, self.interval, lead, q)
-                }) {
-                    Ok(h) => HeadroomInput::Ready(h),
-                    Err(reason) => HeadroomInput::NotReady(reason),
-                }
-            }
-        };
+        let headroom = self.headroom_at(now, startup_seconds, track);
+        self.handed_block = self.block_at(now);
         self.evaluate_if_due(now, observation, startup_seconds, proposing);
         self.correction = correction_in_force(self.horizon, accuracy.as_ref());
-        let margin = self.forecast_margin();
+        let margin = self.forecast_margin(now);
         for seen in observation.metrics.iter_mut().take(self.metrics) {
             seen.forecast_margin = margin.clone();
             seen.forecast = input.clone();
@@ -480,12 +469,69 @@ impl Forecaster {
 }
 
 impl Forecaster {
+    /// Runs at `point` from now on without choosing another: a replay of a schedule the tuner
+    /// composed.
+    pub fn hold_point(&mut self, point: OperatingPoint) {
+        self.tuned = None;
+        self.operating_point = Some(point);
+    }
+
+    /// The block of the operating point's schedule `now` falls in; `None` without one.
+    fn block_at(&self, now: i64) -> Option<i64> {
+        self.operating_point.as_ref()?.block_at(now)
+    }
+
+    /// The headroom learned at the risk budget in force at `now` (the operating point's, the
+    /// spec's without one).
+    fn headroom_at(
+        &mut self,
+        now: i64,
+        startup_seconds: i64,
+        track: Option<&mut ForecastTrack>,
+    ) -> HeadroomInput {
+        let quantile = match &self.operating_point {
+            Some(p) => p.knobs_at(now).headroom_quantile(self.headroom_quantile),
+            None => self.headroom_quantile,
+        };
+        let Some(q) = quantile else {
+            return HeadroomInput::Off;
+        };
+        let lead = (startup_seconds, startup_seconds + 2 * self.sync_seconds);
+        let history = self.history.make_contiguous();
+        let shared = track.and_then(|t| t.headroom(history, now, self.interval, lead, q));
+        match shared.unwrap_or_else(|| {
+            foresight_core::prediction::headroom::learn(history, self.interval, lead, q)
+        }) {
+            Ok(h) => HeadroomInput::Ready(h),
+            Err(reason) => HeadroomInput::NotReady(reason),
+        }
+    }
+
+    /// Between refits, where a schedule's block begins: the headroom and the forecast's
+    /// margin at the new block's knobs (the forecast itself stands).
+    fn hand_over_block(
+        &mut self,
+        now: i64,
+        observation: &mut Observation,
+        startup_seconds: i64,
+        track: Option<&mut ForecastTrack>,
+    ) {
+        let track = track.filter(|t| t.fits_predictor(&self.config));
+        let headroom = self.headroom_at(now, startup_seconds, track);
+        let margin = self.forecast_margin(now);
+        self.handed_block = self.block_at(now);
+        for seen in observation.metrics.iter_mut().take(self.metrics) {
+            seen.forecast_margin = margin.clone();
+            seen.headroom = headroom.clone();
+        }
+    }
+
     /// The margin the forecast's errors call for, where the forecast carries the headroom:
     /// at the operating point's budget with an objective, the spec's otherwise.
-    fn forecast_margin(&mut self) -> Option<ForecastMargin> {
+    fn forecast_margin(&mut self, now: i64) -> Option<ForecastMargin> {
         let errors = self.errors.as_mut()?;
         match &self.operating_point {
-            Some(p) => carried_margin(errors, &p.knobs),
+            Some(p) => carried_margin(errors, &p.knobs_at(now)),
             None => {
                 errors.retarget(self.error_budget?);
                 errors.margin()

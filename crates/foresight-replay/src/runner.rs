@@ -220,19 +220,68 @@ pub fn run_policy_by_day(
     bucket_seconds: i64,
     prior: &[Sample],
 ) -> (PolicyOutcome, Vec<DayFigures>) {
+    let (outcome, days, _) = run_policy_by_day_and_block(
+        name,
+        autoscaler,
+        trace,
+        model,
+        bucket_seconds,
+        prior,
+        1,
+        None,
+    );
+    (outcome, days)
+}
+
+/// [`run_policy_by_day`], also returning the figures of each of `blocks` equal blocks of
+/// hours of the day (UTC, from midnight), summed over the days; with `hold`, the replay runs
+/// at that operating point (the autoscaler's objective applies it) without choosing another.
+#[allow(clippy::too_many_arguments)]
+pub fn run_policy_by_day_and_block(
+    name: &str,
+    autoscaler: &Autoscaler,
+    trace: &LoadTrace,
+    model: &ModelConfig,
+    bucket_seconds: i64,
+    prior: &[Sample],
+    blocks: usize,
+    hold: Option<foresight_core::objective::OperatingPoint>,
+) -> (PolicyOutcome, Vec<DayFigures>, Vec<DayFigures>) {
+    let blocks = blocks.clamp(1, 24);
+    let block_seconds = DAY_SECONDS / i64::try_from(blocks).unwrap_or(1);
     // The figures so far at each day's end, then at the end.
     let mut marks: Vec<(f64, f64)> = Vec::new();
+    let mut by_block = vec![DayFigures::default(); blocks];
+    let mut block_from: Option<(i64, (f64, f64))> = None;
     let mut last = (0.0, 0.0);
     let mut day_end = Span::of(trace).start.saturating_add(DAY_SECONDS);
     let autoscaler = quiet_for(autoscaler, model);
-    let replay = Replay::new(name, &autoscaler, trace, model, bucket_seconds, prior, None);
+    let mut replay = Replay::new(name, &autoscaler, trace, model, bucket_seconds, prior, None);
+    if let (Some(point), Some(f)) = (hold, replay.forecaster.as_mut()) {
+        f.hold_point(point);
+    }
+    let mut close_block = |from: Option<(i64, (f64, f64))>, so_far: (f64, f64)| {
+        if let Some((start, before)) = from {
+            let b = usize::try_from(start.rem_euclid(DAY_SECONDS) / block_seconds).unwrap_or(0);
+            if let Some(f) = by_block.get_mut(b) {
+                f.under_minutes += so_far.0 - before.0;
+                f.replica_hours += so_far.1 - before.1;
+            }
+        }
+    };
     let outcome = run_to_end(replay, name, &|_| {}, &mut |t, so_far| {
         if t >= day_end {
             marks.push(so_far);
             day_end = day_end.saturating_add(DAY_SECONDS);
         }
+        let starts_block = t.rem_euclid(block_seconds) == 0;
+        if block_from.is_none() || starts_block {
+            close_block(block_from, so_far);
+            block_from = Some((t, so_far));
+        }
         last = so_far;
     });
+    close_block(block_from, last);
     if marks.last() != Some(&last) {
         marks.push(last);
     }
@@ -247,7 +296,7 @@ pub fn run_policy_by_day(
             Some(day)
         })
         .collect();
-    (outcome, days)
+    (outcome, days, by_block)
 }
 
 const DAY_SECONDS: i64 = 86_400;
@@ -629,5 +678,98 @@ spec:
         assert!(plain.scores.under_provisioned_minutes > 0.0);
         assert!((under - plain.scores.under_provisioned_minutes).abs() < 0.01);
         assert!((hours - plain.scores.replica_hours).abs() < 0.01);
+    }
+
+    /// A replay held at a schedule over the day runs each block at its own knobs: on a flat
+    /// load, the blocks at target 90% hold fewer pods than those at 75%, where one point all
+    /// day holds the same in every block.
+    #[test]
+    fn a_replay_held_at_a_schedule_runs_each_block_at_its_knobs() {
+        use crate::load::LoadPoint;
+        use foresight_core::objective::{Knobs, OperatingPoint};
+        let manifest = "apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 40
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 75}}
+  prediction:
+    predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 1m, historyLength: 2d}}
+  objective: {shortfall: AsReactive, maxUtilization: 90}
+";
+        let autoscaler = policies_from_manifest(manifest, "web").unwrap()[0]
+            .compile()
+            .unwrap();
+        // Three days of a flat 4.4 cores, a minute apart.
+        let load = LoadTrace::new(
+            (0..3 * 1440)
+                .map(|m| LoadPoint {
+                    ts: m * 60,
+                    value: 4.4,
+                })
+                .collect(),
+        )
+        .unwrap();
+        let at = |utilization: i32| Knobs {
+            forecast_budget_percent: None,
+            utilization: Some(utilization),
+            risk_budget_percent: None,
+            prediction: false,
+        };
+        let point = OperatingPoint {
+            knobs: at(75),
+            chosen_at: 0,
+            replayed_seconds: 3 * 86_400,
+            under_minutes: 0.0,
+            replica_hours: 0.0,
+            reactive_under_minutes: 0.0,
+            reactive_replica_hours: 0.0,
+            meets: true,
+            written_utilization: Some(75),
+            blocks: Vec::new(),
+        };
+        let schedule = OperatingPoint {
+            blocks: [90, 90, 75, 75, 75, 90].map(at).to_vec(),
+            ..point.clone()
+        };
+        let model = ModelConfig::default();
+        let blocks_at = |p: OperatingPoint| {
+            run_policy_by_day_and_block("web", &autoscaler, &load, &model, 3600, &[], 6, Some(p)).2
+        };
+        let (single, scheduled) = (blocks_at(point), blocks_at(schedule));
+        let hours = |b: &[DayFigures]| b.iter().map(|f| f.replica_hours).collect::<Vec<_>>();
+        // One point all day: every block alike but the first, which starts from the
+        // replay's first pods.
+        assert!(
+            single[1..]
+                .windows(2)
+                .all(|w| (w[0].replica_hours - w[1].replica_hours).abs() < 0.5),
+            "{:?}",
+            hours(&single)
+        );
+        // The schedule: 04-08 (90%) and 20-24 (90%) cheaper than the blocks at 75%, which
+        // cost what the single point's do.
+        for night in [1, 5] {
+            for day in [2, 3, 4] {
+                assert!(
+                    scheduled[night].replica_hours < scheduled[day].replica_hours * 0.9,
+                    "{:?}",
+                    hours(&scheduled)
+                );
+            }
+        }
+        for day in [3, 4] {
+            assert!(
+                (scheduled[day].replica_hours - single[day].replica_hours).abs() < 0.5,
+                "{:?} vs {:?}",
+                hours(&scheduled),
+                hours(&single)
+            );
+        }
+        assert!(scheduled[1..].iter().all(|b| b.under_minutes == 0.0));
     }
 }

@@ -19,7 +19,7 @@ use crate::evaluation::{
     replay_seconds, split_for_replay, Assumptions, MIN_REPLAY_SECONDS, MIN_TRAINING_SECONDS,
 };
 use crate::load::LoadTrace;
-use crate::runner::{run_policy_by_day, DayFigures, Span};
+use crate::runner::{run_policy_by_day_and_block, DayFigures, Span};
 use crate::simulation::bucket_seconds;
 
 /// The headroom risk budgets tried with prediction, percent.
@@ -42,6 +42,12 @@ pub const HOTTER_TARGETS: i32 = 2;
 /// than the cheapest that does: a replay of a few days is noisy, and a point that moves every
 /// day for a 1% difference is flapping, not tuning.
 pub const HYSTERESIS: f64 = 0.03;
+/// The blocks of hours of the day (UTC, from midnight) a point may be a schedule over: each
+/// candidate's replay is also read block by block, and where cheaper candidates in some
+/// blocks keep the day's minutes short within the objective, the tuner composes a schedule
+/// and replays it (see [`tune`]). Coarse blocks, since a replay of one to three days holds
+/// only that many instances of each: six blocks of four hours.
+pub const SCHEDULE_BLOCKS: usize = 6;
 /// How often a new point is chosen.
 pub const TUNING_INTERVAL_SECONDS: i64 = 86_400;
 /// The replays refit the predictor this often (the controller refits hourly): a daily or
@@ -247,7 +253,9 @@ pub fn saving_is_clear(days: &[DayFigures], reference: &[DayFigures]) -> bool {
 }
 
 /// Replays the newer part of `history` (samples `interval` seconds apart, the metric's load)
-/// under every candidate and chooses the operating point for `objective` at `now`. `Err`
+/// under every candidate and chooses the operating point for `objective` at `now`: one
+/// candidate, or a schedule over the blocks of the day ([`SCHEDULE_BLOCKS`], composed by
+/// [`compose_blocks`]) when its replay shows it clearly cheaper within the objective. `Err`
 /// says why there is none yet (too little history).
 pub fn tune(
     autoscaler: &Autoscaler,
@@ -257,6 +265,31 @@ pub fn tune(
     now: i64,
     assumptions: Assumptions,
     previous: Option<&Knobs>,
+) -> Result<OperatingPoint, String> {
+    tune_over_blocks(
+        autoscaler,
+        objective,
+        history,
+        interval,
+        now,
+        assumptions,
+        previous,
+        SCHEDULE_BLOCKS,
+    )
+}
+
+/// [`tune`] with the day in `blocks` blocks; fewer than two: one point for the whole day
+/// (the daily choice a schedule is measured against).
+#[allow(clippy::too_many_arguments)]
+fn tune_over_blocks(
+    autoscaler: &Autoscaler,
+    objective: &Objective,
+    history: &[Sample],
+    interval: i64,
+    now: i64,
+    assumptions: Assumptions,
+    previous: Option<&Knobs>,
+    blocks: usize,
 ) -> Result<OperatingPoint, String> {
     let (Some(first), Some(last)) = (history.first(), history.last()) else {
         return Err("no history to replay".to_owned());
@@ -278,17 +311,17 @@ pub fn tune(
         refit_interval_seconds: REPLAY_REFIT_SECONDS,
         ..assumptions.model(autoscaler)
     };
-    let replays: Vec<(Replayed, Vec<DayFigures>)> = candidates(autoscaler)
+    let replays: Vec<(Replayed, Vec<DayFigures>, Vec<DayFigures>)> = candidates(autoscaler)
         .into_iter()
-        .map(|knobs| replay_candidate(autoscaler, knobs, training, &load, &model))
+        .map(|knobs| replay_candidate(autoscaler, knobs, training, &load, &model, blocks))
         .collect();
-    let (reactive, reactive_days) = replays.first().ok_or("no candidate to replay")?;
+    let (reactive, reactive_days, _) = replays.first().ok_or("no candidate to replay")?;
     let reactive = *reactive;
     let clear: Vec<bool> = replays
         .iter()
-        .map(|(_, days)| saving_is_clear(days, reactive_days))
+        .map(|(_, days, _)| saving_is_clear(days, reactive_days))
         .collect();
-    let replayed: Vec<Replayed> = replays.iter().map(|(r, _)| *r).collect();
+    let replayed: Vec<Replayed> = replays.iter().map(|(r, _, _)| *r).collect();
     let allowed = allowed_minutes(
         objective,
         replayed_seconds as f64 / 60.0,
@@ -297,7 +330,7 @@ pub fn tune(
     let (chosen, meets) =
         choose_clear(&replayed, &clear, allowed, previous).ok_or("no candidate to replay")?;
     let c = replayed[chosen];
-    Ok(OperatingPoint {
+    let mut point = OperatingPoint {
         knobs: c.knobs,
         chosen_at: now,
         replayed_seconds,
@@ -307,7 +340,87 @@ pub fn tune(
         reactive_replica_hours: reactive.replica_hours,
         meets,
         written_utilization: autoscaler.first_utilization(),
-    })
+        blocks: Vec::new(),
+    };
+    // One point for the whole day must be safe at the day's riskiest hours (the rises), so
+    // it stays dear in the long calm ones where a hotter point costs no risk. The same
+    // replays read block by block show where; a schedule composed from them is kept only
+    // when its own replay (blocks do not add up exactly: each starts from where the one
+    // before left the pods) meets the objective, saves clearly against the spec as written
+    // and saves more than twice the hysteresis against the point it started from: on Crane's input3 schedules of "free"
+    // moves (blocks where a hotter point and the day's point both replayed 0 short minutes)
+    // saved 0.3-4% on the replay and were short 3-7 times as often as reactive afterwards.
+    if meets && blocks >= 2 {
+        let by_block: Vec<Vec<DayFigures>> = replays.iter().map(|(_, _, b)| b.clone()).collect();
+        let schedule = compose_blocks(&by_block, chosen, allowed);
+        if schedule.iter().any(|&i| i != chosen) {
+            let scheduled = OperatingPoint {
+                blocks: schedule.iter().map(|&i| replayed[i].knobs).collect(),
+                ..point.clone()
+            };
+            let (outcome, days, _) = run_policy_by_day_and_block(
+                "schedule",
+                autoscaler,
+                &load,
+                &model,
+                bucket_seconds(Span::of(&load)),
+                training,
+                1,
+                Some(scheduled.clone()),
+            );
+            let v = Replayed::of(c.knobs, &outcome.scores);
+            let keep = v.under_minutes <= allowed + 1e-6
+                && saving_is_clear(&days, reactive_days)
+                && v.replica_hours < c.replica_hours * (1.0 - 2.0 * HYSTERESIS);
+            if keep {
+                point = OperatingPoint {
+                    under_minutes: v.under_minutes,
+                    replica_hours: v.replica_hours,
+                    ..scheduled
+                };
+            }
+        }
+    }
+    Ok(point)
+}
+
+/// A schedule over the blocks of the day, from each candidate's replayed figures per block
+/// (`by_block[candidate][block]`): from `start` in every block, blocks move to cheaper
+/// candidates, the most replica-hours saved per extra minute short first, while the minutes
+/// summed over the blocks stay within `allowed`. Returns each block's candidate.
+pub fn compose_blocks(by_block: &[Vec<DayFigures>], start: usize, allowed: f64) -> Vec<usize> {
+    let n = by_block.get(start).map_or(0, Vec::len);
+    let mut schedule = vec![start; n];
+    let figures = |c: usize, b: usize| by_block.get(c).and_then(|f| f.get(b)).copied();
+    let mut under: f64 = (0..n)
+        .filter_map(|b| figures(start, b))
+        .map(|f| f.under_minutes)
+        .sum();
+    loop {
+        let mut best: Option<(f64, usize, usize, f64)> = None;
+        for (b, &current) in schedule.iter().enumerate() {
+            let Some(now) = figures(current, b) else {
+                continue;
+            };
+            for c in 0..by_block.len() {
+                let Some(f) = figures(c, b) else { continue };
+                let saved = now.replica_hours - f.replica_hours;
+                let extra = f.under_minutes - now.under_minutes;
+                if saved <= 1e-9 || under + extra > allowed + 1e-6 {
+                    continue;
+                }
+                let rate = saved / extra.max(0.01);
+                if best.is_none_or(|(r, ..)| rate > r) {
+                    best = Some((rate, b, c, extra));
+                }
+            }
+        }
+        let Some((_, b, c, extra)) = best else {
+            return schedule;
+        };
+        schedule[b] = c;
+        under += extra;
+    }
 }
 
 /// One candidate replayed over `load`, its predictor having learned from `training`.
@@ -317,17 +430,20 @@ fn replay_candidate(
     training: &[Sample],
     load: &LoadTrace,
     model: &ModelConfig,
-) -> (Replayed, Vec<DayFigures>) {
+    blocks: usize,
+) -> (Replayed, Vec<DayFigures>, Vec<DayFigures>) {
     let a = at_point(autoscaler, &knobs);
-    let (outcome, days) = run_policy_by_day(
+    let (outcome, days, by_block) = run_policy_by_day_and_block(
         "candidate",
         &a,
         load,
         model,
         bucket_seconds(Span::of(load)),
         if knobs.prediction { training } else { &[] },
+        blocks,
+        None,
     );
-    (Replayed::of(knobs, &outcome.scores), days)
+    (Replayed::of(knobs, &outcome.scores), days, by_block)
 }
 
 /// `autoscaler` run at `knobs`, as a replay runs it: the candidate as written, with no
@@ -528,6 +644,31 @@ spec:
         assert!(!saving_is_clear(&days(&[95.0]), &days(&[100.0])));
         assert!(saving_is_clear(&days(&[93.0]), &days(&[100.0])));
         assert!(!saving_is_clear(&[], &[]));
+    }
+
+    fn block(under_minutes: f64, replica_hours: f64) -> DayFigures {
+        DayFigures {
+            under_minutes,
+            replica_hours,
+        }
+    }
+
+    #[test]
+    fn blocks_move_to_cheaper_candidates_while_the_minutes_stay_within_the_allowance() {
+        // Two blocks of the day; the point chosen for the day (0) is short 5 minutes in each.
+        let by_block = vec![
+            vec![block(5.0, 100.0), block(5.0, 100.0)],
+            vec![block(6.0, 80.0), block(30.0, 60.0)],
+            vec![block(5.0, 95.0), block(7.0, 90.0)],
+        ];
+        // Allowed 12: the first block moves to 2 (as safe) then to 1 (a minute more, 15
+        // replica-hours less); the second cannot take 2's two minutes more after that.
+        assert_eq!(compose_blocks(&by_block, 0, 12.0), vec![1, 0]);
+        assert_eq!(compose_blocks(&by_block, 0, 13.0), vec![1, 2]);
+        // At no more minutes, only the move that costs none; with none allowed beyond the
+        // day's point (here it falls short of the allowance itself), the day's point all day.
+        assert_eq!(compose_blocks(&by_block, 0, 10.0), vec![2, 0]);
+        assert_eq!(compose_blocks(&by_block, 0, 9.0), vec![0, 0]);
     }
 
     fn point(utilization: i32, under_minutes: f64, replica_hours: f64) -> Replayed {

@@ -366,7 +366,7 @@ pub fn decide(
     else {
         return decide_as_written(autoscaler, observation, status, history, now);
     };
-    let tuned = autoscaler.at_knobs(&point.knobs);
+    let tuned = autoscaler.at_knobs(&point.knobs_at(now.as_second()));
     let mut d = decide_as_written(&tuned, observation, status, history, now);
     d.status.operating_point = Some(point.status());
     d

@@ -158,10 +158,9 @@ impl Decision {
                 headroom: m.map_or(&HeadroomInput::Off, |m| &m.headroom),
                 evaluation: m.map_or(&EvaluationInput::Off, |m| &m.evaluation),
                 margin: m.and_then(|m| m.forecast_margin.as_ref()),
-                tuned_off: obs
-                    .operating_point
-                    .as_ref()
-                    .filter(|p| a.objective.is_some() && !p.knobs.prediction),
+                tuned_off: obs.operating_point.as_ref().filter(|p| {
+                    a.objective.is_some() && !p.knobs_at(self.time.as_second()).prediction
+                }),
             };
             let need = exact.get(i).copied().flatten();
             let (id, verdict) = previous_verdict(previous.as_mut(), metric, single);

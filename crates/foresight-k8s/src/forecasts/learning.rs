@@ -30,9 +30,11 @@ pub(super) struct Lesson {
     evaluate: bool,
     /// The objective, when a new operating point is due.
     tune: Option<Objective>,
-    /// The point in use (kept by the tuner's hysteresis; its risk budget sets the headroom's
-    /// quantile until a new one is chosen).
+    /// The point in use (kept by the tuner's hysteresis).
     point: Option<Knobs>,
+    /// Its knobs in force at the refresh (its block's, when it is a schedule over the day):
+    /// their risk budget sets the headroom's quantile until a new point is chosen.
+    in_force: Option<Knobs>,
     /// With an objective, once the workload is known: what the forecast's errors are learned
     /// from besides the history.
     errors: Option<ErrorLesson>,
@@ -81,6 +83,7 @@ impl Lesson {
             evaluate: entry.self_evaluation && due,
             tune: entry.objective.filter(|_| tuning_due),
             point: point.map(|p| p.knobs),
+            in_force: point.map(|p| p.knobs_at(now)),
             errors,
         }
     }
@@ -104,7 +107,10 @@ impl Lesson {
     pub(super) fn learn(&self, history: &[Sample], interval: i64, now: i64) -> Learned {
         let operating_point = self.choose_point(history, interval, now);
         // A new point's risk budget applies at once, as it does in the simulator.
-        let point = operating_point.as_ref().map(|p| p.knobs).or(self.point);
+        let point = operating_point
+            .as_ref()
+            .map(|p| p.knobs_at(now))
+            .or(self.in_force);
         let quantile = match point {
             Some(knobs) => knobs.headroom_quantile(self.quantile),
             None => self.quantile,

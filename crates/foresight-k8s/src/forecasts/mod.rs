@@ -460,12 +460,13 @@ impl ForecastCache {
 
 #[cfg(test)]
 mod tests {
-    use super::refresh::backoff;
+    use super::refresh::{backoff, refresh_due};
     use super::*;
     use crate::prometheus::{Point, PrometheusOptions};
     use crate::sources::prometheus::read_prometheus_metrics;
     use foresight_core::autoscaler::ControllerConfig;
     use foresight_core::metrics::{MetricData, ValueSample};
+    use foresight_core::objective::Knobs;
     use foresight_core::prediction::Algorithm;
     use foresight_core::prediction::Forecast;
     use foresight_core::prediction::{Prediction, PredictorConfig};
@@ -1233,6 +1234,56 @@ mod tests {
             Prediction::NotReady { reason } => assert!(reason.contains("2 periods"), "{reason}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn under_a_schedule_a_refresh_falls_due_when_the_next_block_begins() {
+        let knobs = |utilization: i32| Knobs {
+            forecast_budget_percent: None,
+            utilization: Some(utilization),
+            risk_budget_percent: None,
+            prediction: false,
+        };
+        let point = OperatingPoint {
+            knobs: knobs(75),
+            chosen_at: 0,
+            replayed_seconds: 86_400,
+            under_minutes: 0.0,
+            replica_hours: 90.0,
+            reactive_under_minutes: 0.0,
+            reactive_replica_hours: 100.0,
+            meets: true,
+            written_utilization: Some(75),
+            blocks: [90, 90, 75, 75, 75, 90].map(knobs).to_vec(),
+        };
+        let day = 20 * 86_400;
+        // 03:55 UTC, refreshing every 15 minutes: the block from 04:00 learns at 04:00.
+        let now = day + 3 * 3_600 + 55 * 60;
+        assert_eq!(
+            refresh_due(now, 900, i64::MAX, Some(&point)),
+            day + 4 * 3_600
+        );
+        // Within a block, at the interval or where the forecast runs out, as without one.
+        assert_eq!(
+            refresh_due(day + 600, 900, i64::MAX, Some(&point)),
+            day + 1_500
+        );
+        assert_eq!(
+            refresh_due(day + 600, 900, day + 700, Some(&point)),
+            day + 700
+        );
+        let single = OperatingPoint {
+            blocks: Vec::new(),
+            ..point
+        };
+        assert_eq!(refresh_due(now, 900, i64::MAX, Some(&single)), now + 900);
+        assert_eq!(refresh_due(now, 900, i64::MAX, None), now + 900);
+        // Never sooner than a second from now, and no overflow at the end of time.
+        assert_eq!(refresh_due(now, 900, 0, None), now + 1);
+        assert_eq!(
+            refresh_due(i64::MAX, 900, i64::MAX, Some(&single)),
+            i64::MAX
+        );
     }
 
     #[test]

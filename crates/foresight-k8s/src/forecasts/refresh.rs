@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use foresight_core::objective::OperatingPoint;
 use foresight_core::prediction::{Prediction, PredictorConfig};
 use jiff::Timestamp;
 
@@ -177,9 +178,13 @@ impl ForecastCache {
                     .end()
                     .saturating_sub(entry.window_seconds)
                     .saturating_sub(f.step);
-                let due = now.as_second().saturating_add(interval).min(runs_out);
-                entry.due = Timestamp::from_second(due.max(now.as_second().saturating_add(1)))
-                    .unwrap_or(now);
+                let due = refresh_due(
+                    now.as_second(),
+                    interval,
+                    runs_out,
+                    entry.operating_point.as_ref(),
+                );
+                entry.due = Timestamp::from_second(due).unwrap_or(now);
                 entry.forecast = Some(f);
                 entry.not_ready = None;
                 entry.failure = None;
@@ -229,6 +234,25 @@ impl Drop for RunningGuard {
         }
         self.cache.inner.refreshed.notify_waiters();
     }
+}
+
+/// When the next refresh after one at `now` falls due (Unix seconds): after `interval`, or
+/// when the forecast `runs_out` of the window if sooner, or when the next block of `point`'s
+/// schedule over the day begins (that block learns the headroom and the forecast's margin at
+/// its own knobs); never sooner than a second from now.
+pub(super) fn refresh_due(
+    now: i64,
+    interval: i64,
+    runs_out: i64,
+    point: Option<&OperatingPoint>,
+) -> i64 {
+    let next_block = point
+        .and_then(|p| p.next_block_start(now))
+        .unwrap_or(i64::MAX);
+    now.saturating_add(interval)
+        .min(runs_out)
+        .min(next_block)
+        .max(now.saturating_add(1))
 }
 
 fn secs(d: Duration) -> i64 {

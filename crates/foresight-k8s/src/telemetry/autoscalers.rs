@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicU64;
 
 use parking_lot::Mutex;
 
-use foresight_api::status::{ConditionStatus, DecisionRecord};
+use foresight_api::status::{ConditionStatus, DecisionRecord, OperatingPointStatus};
 use foresight_api::EffectiveHorizontalPodAutoscalerStatus;
 use foresight_core::autoscaler::Autoscaler;
 use foresight_core::conditions::{
@@ -209,7 +209,8 @@ impl AutoscalerSeries {
         );
         r.register(
             "operating_point_target_utilization_percent",
-            "With spec.objective: the first Utilization target at the operating point in use",
+            "With spec.objective: the first Utilization target at the operating point in use \
+             (for a schedule over the day, the block's the last decision ran in)",
             self.operating_point_target.clone(),
         );
         r.register(
@@ -362,7 +363,7 @@ impl AutoscalerSeries {
         self.operating_point_meets
             .get_or_create(object)
             .set(if p.meets_objective { 1.0 } else { 0.0 });
-        match p.target_utilization {
+        match target_in_force(p, status.last_decision.as_ref()) {
             Some(u) => {
                 self.operating_point_target
                     .get_or_create(object)
@@ -560,4 +561,74 @@ fn condition_value(status: &EffectiveHorizontalPodAutoscalerStatus, type_: &str)
             0.0
         }
     })
+}
+
+/// The first Utilization target of `point` in force at the `last` decision: its block's when
+/// the point is a schedule over the day (the last block beginning at or before that hour,
+/// UTC), the point's own otherwise.
+fn target_in_force(point: &OperatingPointStatus, last: Option<&DecisionRecord>) -> Option<i32> {
+    match last {
+        Some(d) if !point.blocks.is_empty() => {
+            let hour = d.time.as_second().rem_euclid(86_400) / 3_600;
+            point
+                .blocks
+                .iter()
+                .rev()
+                .find(|b| i64::from(b.from_hour) <= hour)
+                .and_then(|b| b.target_utilization)
+        }
+        _ => point.target_utilization,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use foresight_api::status::OperatingPointBlock;
+    use jiff::Timestamp;
+
+    fn block(from_hour: i32, target: i32) -> OperatingPointBlock {
+        OperatingPointBlock {
+            from_hour,
+            target_utilization: Some(target),
+            risk_budget_percent: None,
+            forecast_budget_percent: None,
+            prediction: false,
+        }
+    }
+
+    #[test]
+    fn a_schedule_shows_the_target_of_the_block_the_last_decision_ran_in() {
+        let point = OperatingPointStatus {
+            chosen_at: Timestamp::UNIX_EPOCH,
+            replayed_seconds: 86_400,
+            target_utilization: Some(75),
+            risk_budget_percent: None,
+            forecast_budget_percent: None,
+            prediction: false,
+            meets_objective: true,
+            under_seconds: 0,
+            replica_hours: 90,
+            reactive_under_seconds: 0,
+            reactive_replica_hours: 100,
+            description: String::new(),
+            blocks: vec![block(0, 90), block(8, 75), block(20, 82)],
+        };
+        let at = |hour: i64| DecisionRecord {
+            // 2026-01-01 plus `hour` hours, UTC.
+            time: Timestamp::from_second(1_767_225_600 + hour * 3_600).unwrap(),
+            ..DecisionRecord::default()
+        };
+        assert_eq!(target_in_force(&point, Some(&at(3))), Some(90));
+        assert_eq!(target_in_force(&point, Some(&at(8))), Some(75));
+        assert_eq!(target_in_force(&point, Some(&at(23))), Some(82));
+        assert_eq!(target_in_force(&point, Some(&at(24 + 1))), Some(90));
+        // No decision yet, or no schedule: the point's own.
+        assert_eq!(target_in_force(&point, None), Some(75));
+        let single = OperatingPointStatus {
+            blocks: Vec::new(),
+            ..point
+        };
+        assert_eq!(target_in_force(&single, Some(&at(3))), Some(75));
+    }
 }
