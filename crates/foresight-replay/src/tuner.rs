@@ -266,31 +266,7 @@ pub fn tune(
     assumptions: Assumptions,
     previous: Option<&Knobs>,
 ) -> Result<OperatingPoint, String> {
-    tune_over_blocks(
-        autoscaler,
-        objective,
-        history,
-        interval,
-        now,
-        assumptions,
-        previous,
-        SCHEDULE_BLOCKS,
-    )
-}
-
-/// [`tune`] with the day in `blocks` blocks; fewer than two: one point for the whole day
-/// (the daily choice a schedule is measured against).
-#[allow(clippy::too_many_arguments)]
-fn tune_over_blocks(
-    autoscaler: &Autoscaler,
-    objective: &Objective,
-    history: &[Sample],
-    interval: i64,
-    now: i64,
-    assumptions: Assumptions,
-    previous: Option<&Knobs>,
-    blocks: usize,
-) -> Result<OperatingPoint, String> {
+    let blocks = SCHEDULE_BLOCKS;
     let (Some(first), Some(last)) = (history.first(), history.last()) else {
         return Err("no history to replay".to_owned());
     };
