@@ -321,7 +321,7 @@ pub fn tune(
     for _ in 0..REFINE_ROUNDS {
         let (chosen, meets) = choice;
         let Some(knobs) = meets
-            .then(|| next_budget(&replayed, allowed, chosen))
+            .then(|| next_probe(&replayed, allowed, chosen))
             .flatten()
         else {
             break;
@@ -389,63 +389,111 @@ pub fn tune(
     Ok(point)
 }
 
-/// The next budget to replay (see [`REFINE_ROUNDS`]), given the candidates replayed so far and
-/// the one chosen (`chosen`, which meets the objective's `allowed` minutes): between the
-/// bracketing pair of neighbouring budgets (same target, same kind) whose riskier end is the
-/// cheapest, or, with no such pair, twice the budget of the point chosen when it is the
-/// riskiest of its kind. `None` when nothing is left to try.
-pub fn next_budget(replayed: &[Replayed], allowed: f64, chosen: usize) -> Option<Knobs> {
+/// The next point to replay (see [`REFINE_ROUNDS`]), given the candidates replayed so far and
+/// the one chosen (`chosen`, which meets the objective's `allowed` minutes). Two candidates
+/// that differ in one knob only, the budget or the target, with nothing replayed between
+/// them, bracket the objective when the safer meets it and the riskier does not; of the
+/// brackets whose riskier end is cheaper than the point chosen, the one with the cheapest
+/// riskier end is split in the middle (a budget's geometric middle, a target's arithmetic
+/// one). With no bracket, and the point chosen the riskiest budget of its kind, the next
+/// point is at twice its budget. `None` when nothing is left to try.
+pub fn next_probe(replayed: &[Replayed], allowed: f64, chosen: usize) -> Option<Knobs> {
     let best = replayed.get(chosen)?;
     let meets = |r: &Replayed| r.under_minutes <= allowed + 1e-6;
     let tried = |k: &Knobs| replayed.iter().any(|r| r.knobs == *k);
-    // Every candidate with a budget, sorted by kind, target and budget: neighbours in this
-    // order are neighbouring budgets of one kind at one target.
-    let mut ladder: Vec<(&Replayed, f64)> = replayed
-        .iter()
-        .filter_map(|r| budget_of(&r.knobs).map(|b| (r, b)))
-        .collect();
-    ladder.sort_by(|(a, x), (b, y)| {
-        same_kind_key(&a.knobs)
-            .cmp(&same_kind_key(&b.knobs))
-            .then(x.total_cmp(y))
-    });
-    let between = ladder
-        .windows(2)
-        .filter(|w| same_kind_key(&w[0].0.knobs) == same_kind_key(&w[1].0.knobs))
-        .filter(|w| meets(w[0].0) && !meets(w[1].0))
-        .filter(|w| w[1].0.replica_hours < best.replica_hours)
-        .filter_map(|w| {
-            let b = round_budget((w[0].1 * w[1].1).sqrt())?;
-            let k = with_budget(&w[0].0.knobs, b);
-            (b > w[0].1 && b < w[1].1 && !tried(&k)).then_some((w[1].0.replica_hours, k))
-        })
-        .min_by(|(a, _), (b, _)| a.total_cmp(b))
-        .map(|(_, k)| k);
-    if between.is_some() {
-        return between;
+    let mut bracket: Option<(f64, Knobs)> = None;
+    for axis in [Axis::Budget, Axis::Target] {
+        // Every candidate on this axis, sorted by the other knobs, then from safe to risky:
+        // neighbours with the same other knobs are neighbours on the axis.
+        let mut ladder: Vec<(&Replayed, f64)> = replayed
+            .iter()
+            .filter_map(|r| axis.value(&r.knobs).map(|v| (r, v)))
+            .collect();
+        ladder.sort_by(|(a, x), (b, y)| {
+            axis.others(&a.knobs)
+                .partial_cmp(&axis.others(&b.knobs))
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(x.total_cmp(y))
+        });
+        for w in ladder.windows(2) {
+            let ((safe, lo), (risky, hi)) = (w[0], w[1]);
+            if axis.others(&safe.knobs) != axis.others(&risky.knobs)
+                || !meets(safe)
+                || meets(risky)
+                || risky.replica_hours >= best.replica_hours
+                || bracket.is_some_and(|(rh, _)| rh <= risky.replica_hours)
+            {
+                continue;
+            }
+            let Some(k) = axis.between(&safe.knobs, lo, hi) else {
+                continue;
+            };
+            if !tried(&k) {
+                bracket = Some((risky.replica_hours, k));
+            }
+        }
     }
-    let own = budget_of(&best.knobs)?;
-    let riskiest = ladder
+    if let Some((_, k)) = bracket {
+        return Some(k);
+    }
+    let own = Axis::Budget.value(&best.knobs)?;
+    let riskiest = replayed
         .iter()
-        .filter(|(r, _)| same_kind_key(&r.knobs) == same_kind_key(&best.knobs))
-        .all(|(_, b)| *b <= own);
+        .filter(|r| Axis::Budget.others(&r.knobs) == Axis::Budget.others(&best.knobs))
+        .filter_map(|r| Axis::Budget.value(&r.knobs))
+        .all(|b| b <= own);
     let b = round_budget((own * 2.0).min(MAX_BUDGET_PERCENT))?;
     let k = with_budget(&best.knobs, b);
     (riskiest && b > own && !tried(&k)).then_some(k)
 }
 
-/// A point's budget, percent: the forecast's margin where it carries the headroom, else
-/// learned headroom's; `None` without prediction or without a budget.
-fn budget_of(k: &Knobs) -> Option<f64> {
-    if !k.prediction {
-        return None;
-    }
-    k.forecast_budget_percent.or(k.risk_budget_percent)
+/// A knob a refinement moves, the others held.
+#[derive(Clone, Copy)]
+enum Axis {
+    /// The budget of a point with prediction: the forecast's margin where it carries the
+    /// headroom, else learned headroom's.
+    Budget,
+    /// The target.
+    Target,
 }
 
-/// What points share a budget ladder: the kind of budget and the target.
-fn same_kind_key(k: &Knobs) -> (bool, Option<i32>) {
-    (k.forecast_budget_percent.is_some(), k.utilization)
+impl Axis {
+    /// Where `k` sits on this axis (higher is riskier); `None` when it has no such knob.
+    fn value(self, k: &Knobs) -> Option<f64> {
+        match self {
+            Axis::Budget if k.prediction => k.forecast_budget_percent.or(k.risk_budget_percent),
+            Axis::Budget => None,
+            Axis::Target => k.utilization.map(f64::from),
+        }
+    }
+
+    /// The knobs this axis holds, as one comparable value: the kind of point, and the
+    /// other axis's value.
+    fn others(self, k: &Knobs) -> (bool, bool, Option<f64>) {
+        let kind = (k.prediction, k.forecast_budget_percent.is_some());
+        match self {
+            Axis::Budget => (kind.0, kind.1, k.utilization.map(f64::from)),
+            Axis::Target => (kind.0, kind.1, Axis::Budget.value(k)),
+        }
+    }
+
+    /// `k` (at `lo` on this axis) moved to the middle of `lo` and `hi`; `None` when no value
+    /// a point can run at lies strictly between them.
+    fn between(self, k: &Knobs, lo: f64, hi: f64) -> Option<Knobs> {
+        match self {
+            Axis::Budget => {
+                let b = round_budget((lo * hi).sqrt())?;
+                (b > lo && b < hi).then(|| with_budget(k, b))
+            }
+            Axis::Target => {
+                let t = ((lo + hi) / 2.0).floor();
+                (t > lo && t < hi).then(|| Knobs {
+                    utilization: Some(t as i32),
+                    ..*k
+                })
+            }
+        }
+    }
 }
 
 /// `k` at budget `b` of its kind.
@@ -836,7 +884,7 @@ spec:
     #[test]
     fn the_budget_between_two_that_bracket_the_objective_is_replayed_next() {
         let ladder = a_ladder();
-        let next = next_budget(&ladder, 139.2, 0).expect("a budget to try");
+        let next = next_probe(&ladder, 139.2, 0).expect("a budget to try");
         assert_eq!(next.risk_budget_percent, Some(10.0));
         assert_eq!(next.utilization, Some(90));
         assert!(next.prediction && next.forecast_budget_percent.is_none());
@@ -844,7 +892,7 @@ spec:
         // digits (what status writes).
         let mut more = ladder.clone();
         more.push(budgeted(90, 10.0, 104.2, 124.2));
-        let next = next_budget(&more, 139.2, 0).expect("a budget to try");
+        let next = next_probe(&more, 139.2, 0).expect("a budget to try");
         assert_eq!(next.risk_budget_percent, Some(14.0));
     }
 
@@ -852,7 +900,7 @@ spec:
     fn a_bracket_is_refined_only_where_its_riskier_end_is_cheaper_than_the_point_chosen() {
         let mut ladder = a_ladder();
         ladder[3].replica_hours = 130.0;
-        assert_eq!(next_budget(&ladder, 139.2, 0), None);
+        assert_eq!(next_probe(&ladder, 139.2, 0), None);
     }
 
     #[test]
@@ -862,14 +910,14 @@ spec:
             budgeted(90, 5.0, 15.0, 682.3),
             budgeted(90, 20.0, 79.2, 633.4),
         ];
-        let next = next_budget(&ladder, 239.2, 2).expect("a budget to try");
+        let next = next_probe(&ladder, 239.2, 2).expect("a budget to try");
         assert_eq!(next.risk_budget_percent, Some(40.0));
         let mut more = ladder.clone();
         more.push(budgeted(90, 40.0, 119.8, 627.7));
-        let next = next_budget(&more, 239.2, 3).expect("a budget to try");
+        let next = next_probe(&more, 239.2, 3).expect("a budget to try");
         assert_eq!(next.risk_budget_percent, Some(MAX_BUDGET_PERCENT));
         more.push(budgeted(90, MAX_BUDGET_PERCENT, 120.0, 627.7));
-        assert_eq!(next_budget(&more, 239.2, 4), None);
+        assert_eq!(next_probe(&more, 239.2, 4), None);
     }
 
     #[test]
@@ -891,11 +939,36 @@ spec:
             carried(0.25, 0.8, 1004.6),
             carried(2.0, 3.8, 952.8),
         ];
-        let next = next_budget(&ladder, 3.0, 2).expect("a budget to try");
+        let next = next_probe(&ladder, 3.0, 2).expect("a budget to try");
         assert_eq!(next.forecast_budget_percent, Some(0.71));
         assert_eq!(next.risk_budget_percent, None);
         // The learned headroom at 1% is the riskiest of its ladder but not the point chosen.
         assert_eq!(next.utilization, Some(90));
+    }
+
+    #[test]
+    fn a_target_between_two_that_bracket_the_objective_is_replayed_next() {
+        let at = |utilization: i32, under_minutes: f64, replica_hours: f64| Replayed {
+            knobs: Knobs {
+                forecast_budget_percent: None,
+                utilization: Some(utilization),
+                risk_budget_percent: None,
+                prediction: false,
+            },
+            under_minutes,
+            replica_hours,
+        };
+        // Under a share of 1% of three days (43 minutes): 82% meets it, 90% does not.
+        let ladder = vec![at(75, 7.0, 106.0), at(82, 20.0, 100.0), at(90, 60.0, 95.0)];
+        let next = next_probe(&ladder, 43.2, 1).expect("a target to try");
+        assert_eq!(next.utilization, Some(86));
+        assert!(!next.prediction);
+        let mut more = ladder.clone();
+        more.push(at(86, 50.0, 97.0));
+        assert_eq!(
+            next_probe(&more, 43.2, 1).and_then(|k| k.utilization),
+            Some(84)
+        );
     }
 
     #[test]
@@ -932,20 +1005,25 @@ spec:
     }
 
     proptest! {
-        /// A refinement tries only a budget no candidate ran at, of a kind and target the
-        /// candidates have, within what a budget can be.
+        /// A refinement tries only a point no candidate ran at, of a kind the candidates
+        /// have, with a budget a point can run at and a target within theirs.
         #[test]
-        fn a_refinement_stays_on_the_ladders_it_refines(
+        fn a_refinement_stays_within_the_candidates_it_refines(
             ladder in replayed(),
             allowed in 0.0f64..100.0,
             chosen in 0usize..24,
         ) {
-            if let Some(k) = next_budget(&ladder, allowed, chosen) {
-                let b = budget_of(&k).expect("a budget");
-                prop_assert!(b > 0.0 && b <= MAX_BUDGET_PERCENT);
+            if let Some(k) = next_probe(&ladder, allowed, chosen) {
+                if let Some(b) = Axis::Budget.value(&k) {
+                    prop_assert!(b > 0.0 && b <= MAX_BUDGET_PERCENT);
+                }
                 prop_assert!(ladder.iter().all(|r| r.knobs != k));
-                prop_assert!(ladder.iter().any(|r| budget_of(&r.knobs).is_some()
-                    && same_kind_key(&r.knobs) == same_kind_key(&k)));
+                prop_assert!(ladder.iter().any(|r| r.knobs.prediction == k.prediction
+                    && r.knobs.forecast_budget_percent.is_some()
+                        == k.forecast_budget_percent.is_some()));
+                let targets = ladder.iter().filter_map(|r| r.knobs.utilization);
+                let (lo, hi) = targets.fold((i32::MAX, i32::MIN), |(l, h), t| (l.min(t), h.max(t)));
+                prop_assert!(k.utilization.is_some_and(|t| t >= lo && t <= hi));
             }
         }
 
