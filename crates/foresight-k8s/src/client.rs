@@ -31,7 +31,16 @@ pub fn build(mut config: Config) -> Result<Client, kube::Error> {
 }
 
 /// Objects per page of a watch's (re)list.
-pub const LIST_PAGE_SIZE: u32 = 500;
+///
+/// A page is read whole and decoded whole before the watcher hands out its objects, and
+/// every watch (pods, autoscalers, each cached workload kind) relists at once after an API
+/// server restart, while the API server is still starting (it serves limited lists from
+/// etcd until its cache is ready). What the relists hold at once therefore grows with the
+/// page, not with the fleet: with pages of 500, a heap profile at 2,000 autoscalers showed
+/// 16 MB of list pages (their text and the decoded objects, 6 MB of that `managedFields`,
+/// which no cache keeps) on top of 32 MB of steady heap. Pages of 100 hold a fifth of that,
+/// for five times the list requests per relist (100 a kind at 10,000 objects).
+pub const LIST_PAGE_SIZE: u32 = 100;
 
 /// The watch configuration of every watch the controller runs.
 ///
