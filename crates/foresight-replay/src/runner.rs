@@ -599,16 +599,38 @@ mod tests {
     use crate::policy::policies_from_manifest;
     use crate::synthetic::{generate, SyntheticConfig};
 
+    /// The autoscaler `web` on a Deployment, compiled from the rest of its spec (`spec`,
+    /// YAML at the indentation of `scaleTargetRef`).
+    fn web(spec: &str) -> Autoscaler {
+        let manifest = format!(
+            "apiVersion: autoscaling.foresight.dev/v1alpha1
+kind: EffectiveHorizontalPodAutoscaler
+metadata: {{name: web}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+{spec}"
+        );
+        policies_from_manifest(&manifest, "web").unwrap()[0]
+            .compile()
+            .unwrap()
+    }
+
+    /// `days` of the synthetic generator's load from `seed`, peaking at 12 cores.
+    fn synthetic(days: u32, seed: u64) -> LoadTrace {
+        LoadTrace::new(generate(&SyntheticConfig {
+            days,
+            seed,
+            ..Default::default()
+        }))
+        .unwrap()
+        .scaled_to_peak(12.0)
+    }
+
     /// A replay that keeps only scores decides without building the explanation; it must
     /// decide exactly as one that records everything.
     #[test]
     fn a_scores_only_replay_decides_as_a_full_one() {
-        let manifest = "apiVersion: autoscaling.foresight.dev/v1alpha1
-kind: EffectiveHorizontalPodAutoscaler
-metadata: {name: web}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 2
+        let autoscaler = web("  minReplicas: 2
   maxReplicas: 40
   metrics:
   - type: Resource
@@ -616,18 +638,9 @@ spec:
   prediction:
     predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 1m, historyLength: 2d}}
     headroom: {riskBudgetPercent: 5}
-";
-        let autoscaler = policies_from_manifest(manifest, "web").unwrap()[0]
-            .compile()
-            .unwrap();
+");
         assert!(autoscaler.settings.explain);
-        let load = LoadTrace::new(generate(&SyntheticConfig {
-            days: 4,
-            seed: 3,
-            ..Default::default()
-        }))
-        .unwrap()
-        .scaled_to_peak(12.0);
+        let load = synthetic(4, 3);
         let run = |recording| {
             let model = ModelConfig {
                 recording,
@@ -646,27 +659,13 @@ spec:
     /// A replay day by day decides as the plain one, and its days add up to its scores.
     #[test]
     fn the_days_of_a_replay_add_up_to_its_scores() {
-        let manifest = "apiVersion: autoscaling.foresight.dev/v1alpha1
-kind: EffectiveHorizontalPodAutoscaler
-metadata: {name: web}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 1
+        let autoscaler = web("  minReplicas: 1
   maxReplicas: 40
   metrics:
   - type: Resource
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 90}}
-";
-        let autoscaler = policies_from_manifest(manifest, "web").unwrap()[0]
-            .compile()
-            .unwrap();
-        let load = LoadTrace::new(generate(&SyntheticConfig {
-            days: 3,
-            seed: 5,
-            ..Default::default()
-        }))
-        .unwrap()
-        .scaled_to_peak(12.0);
+");
+        let load = synthetic(3, 5);
         let model = ModelConfig::default();
         let plain = run_policy("web", &autoscaler, &load, &model, 3600, &|_| {});
         let (by_day, days) = run_policy_by_day("web", &autoscaler, &load, &model, 3600, &[]);
@@ -687,12 +686,7 @@ spec:
     fn a_replay_held_at_a_schedule_runs_each_block_at_its_knobs() {
         use crate::load::LoadPoint;
         use foresight_core::objective::{Knobs, OperatingPoint};
-        let manifest = "apiVersion: autoscaling.foresight.dev/v1alpha1
-kind: EffectiveHorizontalPodAutoscaler
-metadata: {name: web}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 1
+        let autoscaler = web("  minReplicas: 1
   maxReplicas: 40
   metrics:
   - type: Resource
@@ -700,10 +694,7 @@ spec:
   prediction:
     predictionAlgorithm: {algorithmType: dsp, dsp: {sampleInterval: 1m, historyLength: 2d}}
   objective: {shortfall: AsReactive, maxUtilization: 90}
-";
-        let autoscaler = policies_from_manifest(manifest, "web").unwrap()[0]
-            .compile()
-            .unwrap();
+");
         // Three days of a flat 4.4 cores, a minute apart.
         let load = LoadTrace::new(
             (0..3 * 1440)
