@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{predicates, watcher, WatchStreamExt};
@@ -34,6 +34,7 @@ use crate::leader::{self, LeaderError, LeaderOptions};
 use crate::pods::PodCache;
 use crate::prometheus::{PrometheusClient, PrometheusError, PrometheusOptions};
 use crate::reconcile::{self, Clock, Memories, ReconcileContext, ReconcileSettings};
+use crate::slim::WatchedAutoscaler;
 use crate::sources::MetricSources;
 use crate::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use crate::telemetry::{self, Telemetry};
@@ -365,12 +366,14 @@ async fn run_leading(
     ),
     until: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let api: Api<EffectiveHorizontalPodAutoscaler> = Api::all(client);
+    // Decoded without `managedFields` (see `crate::slim`); then what else is not read goes.
+    let api: Api<WatchedAutoscaler> = Api::all(client);
     let store: Store<EffectiveHorizontalPodAutoscaler> = ctx.store.clone();
     let forget = ctx.clone();
     let mut failures = crate::backoff::FailureLog::new("autoscaler watch");
     let events = watcher(api, crate::client::watch_config())
         .backoff(crate::backoff::watch_backoff())
+        .map_ok(unwrap_autoscaler)
         .modify(keep_what_is_read);
     // In place: a relist after an API server restart must not hold a second copy of every
     // autoscaler until it completes.
@@ -421,6 +424,19 @@ async fn run_leading(
             }
         })
         .await;
+}
+
+/// The autoscaler of a watch event.
+fn unwrap_autoscaler(
+    event: watcher::Event<WatchedAutoscaler>,
+) -> watcher::Event<EffectiveHorizontalPodAutoscaler> {
+    match event {
+        watcher::Event::Apply(o) => watcher::Event::Apply(o.0),
+        watcher::Event::Delete(o) => watcher::Event::Delete(o.0),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(o) => watcher::Event::InitApply(o.0),
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    }
 }
 
 /// The annotations the controller reads (the pause annotations), by their prefix.
