@@ -364,8 +364,8 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<ExitCode> {
         let config =
             super::kubeconfig::load(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
         let options = args.options(&config.default_namespace, prometheus)?;
-        let client =
-            foresight_k8s::client::build(config).context("building the Kubernetes client")?;
+        let clients = foresight_k8s::client::Clients::build(config)
+            .context("building the Kubernetes client")?;
         tracing::info!(
             concurrency = options.concurrency,
             leader_election = options.leader.is_some(),
@@ -388,7 +388,7 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<ExitCode> {
             }
         };
         tokio::select! {
-            result = controller::run(client, options, shutdown) => result?,
+            result = controller::run(clients, options, shutdown) => result?,
             () = deadline => tracing::warn!(
                 grace = ?SHUTDOWN_GRACE,
                 "reconciles still in flight after the shutdown grace period: exiting anyway"

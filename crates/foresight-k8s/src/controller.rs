@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{predicates, watcher, WatchStreamExt};
@@ -27,6 +27,7 @@ use kube::{Api, Client};
 use tokio::sync::watch;
 
 use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
+use crate::client::Clients;
 use crate::conflicts::TargetIndex;
 use crate::events::EventPublisher;
 use crate::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
@@ -34,6 +35,7 @@ use crate::leader::{self, LeaderError, LeaderOptions};
 use crate::pods::PodCache;
 use crate::prometheus::{PrometheusClient, PrometheusError, PrometheusOptions};
 use crate::reconcile::{self, Clock, Memories, ReconcileContext, ReconcileSettings};
+use crate::slim::WatchedAutoscaler;
 use crate::sources::MetricSources;
 use crate::target::{ScaleClient, WorkloadCache, WorkloadKind};
 use crate::telemetry::{self, Telemetry};
@@ -119,18 +121,19 @@ pub enum ControllerError {
 
 /// Runs the controller until `shutdown` completes.
 pub async fn run(
-    client: Client,
+    clients: Clients,
     options: ControllerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ControllerError> {
     let mut options = options;
+    let client = clients.requests;
     let server = server_version(&client).await;
     let (decides_as, source) = decides_as(server.as_deref(), options.kubernetes_version);
     options.settings.core.kubernetes = decides_as;
     let prometheus = connect_prometheus(&options)?;
     let telemetry = serve_telemetry(&options, prometheus.as_ref()).await?;
     telemetry.set_kubernetes(server.as_deref(), &decides_as.to_string(), source);
-    let (pods, scales) = start_caches(&client, &options, &telemetry);
+    let (pods, scales) = start_caches((&client, &clients.watches), &options, &telemetry);
 
     let (_hold, mut leading) = match &options.leader {
         Some(opts) => (None, leader::elect(client.clone(), opts).await?),
@@ -184,7 +187,7 @@ pub async fn run(
                 _ = stop_now.wait_for(|s| *s) => tracing::info!("shutting down"),
             }
         };
-        run_leading(client.clone(), ctx, until).await;
+        run_leading(clients.watches.clone(), ctx, until).await;
         // A replica that stands by exports no per-autoscaler series: the leader's are the
         // current ones.
         telemetry.set_leader(false);
@@ -292,16 +295,17 @@ async fn serve_telemetry(
 /// Starts the pod and workload caches. They run on every replica, leader or not, so that a
 /// new leader starts warm; the replica is ready once the first pod list is in (before that, a
 /// new leader could not decide).
+/// The caches' watches run on `watches`; the scale client's reads and writes on `client`.
 fn start_caches(
-    client: &Client,
+    (client, watches): (&Client, &Client),
     options: &ControllerOptions,
     telemetry: &Arc<Telemetry>,
 ) -> (Arc<PodCache>, Arc<ScaleClient>) {
     let pods = Arc::new(PodCache::new());
-    tokio::spawn(pods.clone().run(client.clone()));
+    tokio::spawn(pods.clone().run(watches.clone()));
     let workloads = Arc::new(WorkloadCache::new(&options.cached_workloads));
     for kind in workloads.kinds() {
-        tokio::spawn(workloads.clone().run(client.clone(), kind));
+        tokio::spawn(workloads.clone().run(watches.clone(), kind));
     }
     let scales = Arc::new(ScaleClient::new(client.clone(), workloads));
     let (ready, telemetry) = (pods.clone(), telemetry.clone());
@@ -356,7 +360,8 @@ fn context(
     (Arc::new(ctx), writer)
 }
 
-/// Runs reconciles until `until` completes.
+/// Runs reconciles until `until` completes. `client` runs the autoscaler watch (the
+/// reconciles use the context's).
 async fn run_leading(
     client: Client,
     (ctx, writer): (
@@ -365,12 +370,14 @@ async fn run_leading(
     ),
     until: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let api: Api<EffectiveHorizontalPodAutoscaler> = Api::all(client);
+    // Decoded without `managedFields` (see `crate::slim`); then what else is not read goes.
+    let api: Api<WatchedAutoscaler> = Api::all(client);
     let store: Store<EffectiveHorizontalPodAutoscaler> = ctx.store.clone();
     let forget = ctx.clone();
     let mut failures = crate::backoff::FailureLog::new("autoscaler watch");
     let events = watcher(api, crate::client::watch_config())
         .backoff(crate::backoff::watch_backoff())
+        .map_ok(unwrap_autoscaler)
         .modify(keep_what_is_read);
     // In place: a relist after an API server restart must not hold a second copy of every
     // autoscaler until it completes.
@@ -421,6 +428,19 @@ async fn run_leading(
             }
         })
         .await;
+}
+
+/// The autoscaler of a watch event.
+fn unwrap_autoscaler(
+    event: watcher::Event<WatchedAutoscaler>,
+) -> watcher::Event<EffectiveHorizontalPodAutoscaler> {
+    match event {
+        watcher::Event::Apply(o) => watcher::Event::Apply(o.0),
+        watcher::Event::Delete(o) => watcher::Event::Delete(o.0),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(o) => watcher::Event::InitApply(o.0),
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    }
 }
 
 /// The annotations the controller reads (the pause annotations), by their prefix.

@@ -10,7 +10,7 @@
 //! - [`reconcile`]: one reconcile; [`status`]: when and how status is written; [`events`]:
 //!   Kubernetes events; [`conflicts`]: two autoscalers on one workload;
 //! - [`client`]: the Kubernetes client and its retry policy; [`leader`]: leader election;
-//!   [`controller`]: the running controller; [`telemetry`]: `/metrics`, health, logs;
+//!   [`controller`]: the running controller; [`slim`]: what the watches decode; [`telemetry`]: `/metrics`, health, logs;
 //! - [`prometheus`]: the Prometheus HTTP API client and its answers, [`prometheus::promql`]: the
 //!   history queries; [`forecasts`]: the forecast cache and the predictors it drives
 //!   (`type: Prometheus` values are a metric source, [`sources::prometheus`]).
@@ -34,6 +34,7 @@ pub mod pods;
 pub mod prometheus;
 pub mod reconcile;
 pub mod relist;
+pub mod slim;
 pub mod sources;
 pub mod status;
 pub mod target;

@@ -23,6 +23,7 @@ use kube::{Api, Client};
 use foresight_api::selector::Selector;
 
 use crate::relist::Sweep;
+use crate::slim::WatchedPod;
 
 /// One cached pod: its labels (for selectors) and the decision's view of it.
 #[derive(Clone, Debug, PartialEq)]
@@ -203,7 +204,8 @@ impl PodCache {
     /// Keeps the cache current from a watch of all pods, until the stream ends (never, in
     /// practice: the watcher retries with backoff).
     pub async fn run(self: Arc<Self>, client: Client) {
-        let api: Api<KubePod> = Api::all(client);
+        // Decoded without what `convert` does not read (see `crate::slim`).
+        let api: Api<WatchedPod> = Api::all(client);
         let stream =
             watcher(api, crate::client::watch_config()).backoff(crate::backoff::watch_backoff());
         futures::pin_mut!(stream);
@@ -213,10 +215,10 @@ impl PodCache {
                 failures.succeeded();
             }
             match event {
-                Ok(watcher::Event::Apply(p)) => self.apply(&p),
-                Ok(watcher::Event::Delete(p)) => self.delete(&p),
+                Ok(watcher::Event::Apply(p)) => self.apply(&p.0),
+                Ok(watcher::Event::Delete(p)) => self.delete(&p.0),
                 Ok(watcher::Event::Init) => self.start_relist(),
-                Ok(watcher::Event::InitApply(p)) => self.relist_apply(&p),
+                Ok(watcher::Event::InitApply(p)) => self.relist_apply(&p.0),
                 Ok(watcher::Event::InitDone) => self.finish_relist(),
                 Err(e) => {
                     failures.failed(&e);

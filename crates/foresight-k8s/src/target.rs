@@ -26,6 +26,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
 
 use crate::relist::Sweep;
+use crate::slim::WatchedWorkload;
 use crate::telemetry::{ApiCall, Call};
 
 /// Why the scale could not be read or written.
@@ -305,9 +306,19 @@ impl WorkloadCache {
     /// Keeps `kind` current from a watch until the stream ends.
     pub async fn run(self: Arc<Self>, client: Client, kind: WorkloadKind) {
         match kind {
-            WorkloadKind::Deployment => self.watch::<Deployment>(client, kind).await,
-            WorkloadKind::StatefulSet => self.watch::<StatefulSet>(client, kind).await,
-            WorkloadKind::ReplicaSet => self.watch::<ReplicaSet>(client, kind).await,
+            // Decoded without what the scale does not need (see `crate::slim`).
+            WorkloadKind::Deployment => {
+                self.watch::<WatchedWorkload<Deployment>>(client, kind)
+                    .await
+            }
+            WorkloadKind::StatefulSet => {
+                self.watch::<WatchedWorkload<StatefulSet>>(client, kind)
+                    .await
+            }
+            WorkloadKind::ReplicaSet => {
+                self.watch::<WatchedWorkload<ReplicaSet>>(client, kind)
+                    .await
+            }
         }
     }
 
