@@ -182,6 +182,16 @@ pub struct OperatingPointStatus {
     /// point the schedule was composed from). Absent: the knobs above all day.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<OperatingPointBlock>,
+    /// Seconds under-provisioned carried into this choice from the days since earlier points
+    /// were chosen: what the objective allowed on each of them less what the point in force
+    /// was short (positive: unspent), added to this replay's allowance.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub carried_under_seconds: i64,
+}
+
+// Nothing carried is the common case, and status stays as it was before the carry existed.
+fn is_zero(v: &i64) -> bool {
+    *v == 0
 }
 
 /// The knobs of one block of hours of an operating point's schedule.

@@ -105,6 +105,10 @@ pub struct OperatingPoint {
     /// A schedule over the day: the knobs of each of its equal blocks of hours (UTC, from
     /// midnight), in place of `knobs`; empty: `knobs` all day.
     pub blocks: Vec<Knobs>,
+    /// Short minutes carried into this choice from the days since earlier points were chosen:
+    /// what the objective allowed on each of those days less what the point in force was
+    /// short in it (positive: unspent), added to this replay's allowance.
+    pub carried_minutes: f64,
 }
 
 impl OperatingPoint {
@@ -186,7 +190,23 @@ impl OperatingPoint {
         } else {
             " (no candidate met the objective: the safest runs)"
         };
-        format!("{knobs}, chosen by replay of {days:.0} days: {risk}, {cost} than {reactive}{met}")
+        // Only a whole minute carried is worth a word.
+        let carried = if self.carried_minutes >= 0.5 {
+            format!(
+                "; allowed {:.0} min more, unspent on earlier days",
+                self.carried_minutes
+            )
+        } else if self.carried_minutes <= -0.5 {
+            format!(
+                "; allowed {:.0} min less, overspent on earlier days",
+                -self.carried_minutes
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{knobs}, chosen by replay of {days:.0} days: {risk}, {cost} than {reactive}{met}{carried}"
+        )
     }
 
     /// How much cheaper than the spec without prediction its replay was, percent (negative:
@@ -223,6 +243,7 @@ impl OperatingPoint {
             reactive_under_seconds: whole(self.reactive_under_minutes * 60.0),
             reactive_replica_hours: whole(self.reactive_replica_hours),
             description: self.describe(),
+            carried_under_seconds: whole(self.carried_minutes * 60.0),
             blocks: self.block_statuses(),
         }
     }
@@ -313,6 +334,7 @@ impl OperatingPoint {
             meets: s.meets_objective,
             written_utilization: written,
             blocks,
+            carried_minutes: minutes(s.carried_under_seconds),
         })
     }
 }
@@ -405,6 +427,7 @@ mod tests {
             meets,
             written_utilization: Some(75),
             blocks: Vec::new(),
+            carried_minutes: 0.0,
         }
     }
 
@@ -422,6 +445,37 @@ mod tests {
             off.ends_with("(no candidate met the objective: the safest runs)"),
             "{off}"
         );
+    }
+
+    #[test]
+    fn minutes_carried_from_earlier_days_are_said_and_read_back_from_status() {
+        let unspent = OperatingPoint {
+            carried_minutes: 6.25,
+            ..point(true, 18.0, 85.0, true)
+        };
+        assert!(
+            unspent
+                .describe()
+                .ends_with("; allowed 6 min more, unspent on earlier days"),
+            "{}",
+            unspent.describe()
+        );
+        let status = unspent.status();
+        assert_eq!(status.carried_under_seconds, 375);
+        let back = OperatingPoint::from_status(&status, Some(75)).unwrap();
+        assert_eq!(back.carried_minutes, 6.25);
+        let owed = OperatingPoint {
+            carried_minutes: -3.0,
+            ..unspent
+        };
+        assert!(owed
+            .describe()
+            .ends_with("allowed 3 min less, overspent on earlier days"));
+        // Nothing carried: status and the sentence are as before the carry existed.
+        let none = point(true, 12.0, 89.0, true);
+        assert!(!none.describe().contains("allowed"));
+        let json = serde_json::to_value(none.status()).unwrap();
+        assert!(json.get("carriedUnderSeconds").is_none(), "{json}");
     }
 
     #[test]

@@ -600,6 +600,7 @@ fn point_at_90(prediction: bool, carried: Option<f64>) -> OperatingPoint {
         meets: true,
         written_utilization: Some(60),
         blocks: Vec::new(),
+        carried_minutes: 0.0,
     }
 }
 

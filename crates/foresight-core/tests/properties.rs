@@ -388,6 +388,7 @@ fn operating_point() -> impl Strategy<Value = OperatingPoint> {
             meets,
             written_utilization: Some(60),
             blocks,
+            carried_minutes: figures / 4.0 - 1e5,
         })
 }
 

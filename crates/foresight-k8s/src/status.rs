@@ -491,6 +491,7 @@ mod tests {
             reactive_replica_hours: 100,
             description: "target 80% and no prediction".to_owned(),
             blocks: Vec::new(),
+            carried_under_seconds: 0,
         });
         assert!(should_write(
             &old,

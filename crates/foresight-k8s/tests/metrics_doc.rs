@@ -185,6 +185,7 @@ fn filled_telemetry() -> Arc<Telemetry> {
             reactive_replica_hours: 100,
             description: "target 70% and 5% risk budget".into(),
             blocks: Vec::new(),
+            carried_under_seconds: 0,
         }),
         last_decision: Some(DecisionRecord {
             proposals: vec![ProposalRecord {

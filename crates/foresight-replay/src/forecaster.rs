@@ -557,7 +557,6 @@ impl Forecaster {
             }
         }
         let assumptions = Assumptions::from_pods(&observation.pods, startup_seconds, proposing);
-        let previous = self.operating_point.as_ref().map(|p| p.knobs);
         if let Ok(p) = crate::tuner::tune(
             autoscaler,
             objective,
@@ -565,7 +564,7 @@ impl Forecaster {
             self.interval,
             now,
             assumptions,
-            previous.as_ref(),
+            self.operating_point.as_ref(),
         ) {
             self.summary.operating_points.push(OperatingPointSummary {
                 at: now,

@@ -722,6 +722,7 @@ spec:
             meets: true,
             written_utilization: Some(75),
             blocks: Vec::new(),
+            carried_minutes: 0.0,
         };
         let schedule = OperatingPoint {
             blocks: [90, 90, 75, 75, 75, 90].map(at).to_vec(),

@@ -30,8 +30,9 @@ pub(super) struct Lesson {
     evaluate: bool,
     /// The objective, when a new operating point is due.
     tune: Option<Objective>,
-    /// The point in use (kept by the tuner's hysteresis).
-    point: Option<Knobs>,
+    /// The point in use (kept by the tuner's hysteresis, and what it carries into the next
+    /// choice).
+    point: Option<OperatingPoint>,
     /// Its knobs in force at the refresh (its block's, when it is a schedule over the day):
     /// their risk budget sets the headroom's quantile until a new point is chosen.
     in_force: Option<Knobs>,
@@ -82,7 +83,7 @@ impl Lesson {
             workload: entry.workload.clone(),
             evaluate: entry.self_evaluation && due,
             tune: entry.objective.filter(|_| tuning_due),
-            point: point.map(|p| p.knobs),
+            point: point.cloned(),
             in_force: point.map(|p| p.knobs_at(now)),
             errors,
         }

@@ -1255,6 +1255,7 @@ mod tests {
             meets: true,
             written_utilization: Some(75),
             blocks: [90, 90, 75, 75, 75, 90].map(knobs).to_vec(),
+            carried_minutes: 0.0,
         };
         let day = 20 * 86_400;
         // 03:55 UTC, refreshing every 15 minutes: the block from 04:00 learns at 04:00.

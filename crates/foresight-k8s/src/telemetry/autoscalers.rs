@@ -613,6 +613,7 @@ mod tests {
             reactive_replica_hours: 100,
             description: String::new(),
             blocks: vec![block(0, 90), block(8, 75), block(20, 82)],
+            carried_under_seconds: 0,
         };
         let at = |hour: i64| DecisionRecord {
             // 2026-01-01 plus `hour` hours, UTC.
