@@ -3,7 +3,8 @@
 //! how late syncs start (p50/p99 of `foresight_sync_lateness_seconds`, read from its own
 //! `/metrics`), what a restart of the controller and one of the API server (down 10 s, or
 //! `FORESIGHT_SCALE_OUTAGE_SECONDS`) cost in syncs and requests, and how long every target
-//! takes to follow a load step. Run it with the release build:
+//! takes to follow a load step (and the controller's RSS through it). Run it with the release
+//! build:
 //!
 //! ```sh
 //! cargo test --release --test cluster_scale -- --ignored --nocapture
@@ -290,8 +291,14 @@ async fn controller_resources_with_many_autoscalers() {
     // of Deployments every 250 ms from etcd would load the machine being measured.
     let timeout = Duration::from_secs(env_u64("FORESIGHT_SCALE_CONVERGE_SECONDS", 600));
     let mut last_report = Instant::now();
+    // The step triples the pods every cache holds and writes every target's scale: a phase
+    // of its own for the controller's memory.
+    let mut step_peak: f64 = 0.0;
     let converged = loop {
         tokio::time::sleep(Duration::from_secs(5)).await;
+        if let Some(pid) = controller.pid() {
+            step_peak = step_peak.max(foresight_envtest::process::usage(pid).1);
+        }
         let Ok(s) = sizes().await else { continue };
         if s.not_at.is_empty() {
             break format!("{:.1} s", step.elapsed().as_secs_f64());
@@ -325,6 +332,10 @@ async fn controller_resources_with_many_autoscalers() {
         }
     };
     eprintln!("scale: after a load step on every target, all at 3 replicas: {converged}");
+    eprintln!(
+        "scale: load step: controller RSS peak {step_peak:.0} MiB sampled every 5 s, high-water mark {:.0} MiB",
+        controller.pid().map_or(f64::NAN, high_water_mib)
+    );
 }
 
 /// Where the targets stand: how many are at each size other than the expected 3 (after the
