@@ -754,25 +754,33 @@ spec:
             .collect()
     }
 
-    #[test]
-    fn a_replayed_point_meets_as_reactive_and_says_so() {
-        let a = autoscaler("{shortfall: AsReactive, maxUtilization: 90}");
-        let objective = a.objective.unwrap();
+    /// `a` tuned at the end of `days` of [`history`], pods of one core starting in 60 s.
+    fn tuned(
+        a: &Autoscaler,
+        days: i64,
+        previous: Option<&OperatingPoint>,
+    ) -> Result<OperatingPoint, String> {
         let assumptions = Assumptions {
             startup_seconds: 60,
             pod_cpu_request_millicores: 1000,
             prediction_proposed: true,
         };
-        let p = tune(
-            &a,
-            &objective,
-            &history(5),
+        let objective = a.objective.as_ref().ok_or("no objective")?;
+        tune(
+            a,
+            objective,
+            &history(days),
             60,
-            5 * 86_400,
+            days * 86_400,
             assumptions,
-            None,
+            previous,
         )
-        .unwrap();
+    }
+
+    #[test]
+    fn a_replayed_point_meets_as_reactive_and_says_so() {
+        let a = autoscaler("{shortfall: AsReactive, maxUtilization: 90}");
+        let p = tuned(&a, 5, None).unwrap();
         assert!(p.meets, "{}", p.describe());
         assert!(
             p.under_minutes <= p.reactive_under_minutes,
@@ -795,22 +803,7 @@ spec:
     #[test]
     fn the_spec_as_written_carries_nothing_and_a_carry_is_passed_on() {
         let a = autoscaler("{shortfall: AsReactive, maxUtilization: 90}");
-        let objective = a.objective.unwrap();
-        let assumptions = Assumptions {
-            startup_seconds: 60,
-            pod_cpu_request_millicores: 1000,
-            prediction_proposed: true,
-        };
-        let first = tune(
-            &a,
-            &objective,
-            &history(5),
-            60,
-            5 * 86_400,
-            assumptions,
-            None,
-        )
-        .unwrap();
+        let first = tuned(&a, 5, None).unwrap();
         assert_eq!(first.carried_minutes, 0.0);
         // Yesterday at the spec as written: short exactly what reactive was, nothing to carry
         // but what was carried into it (within the replay's allowance).
@@ -820,31 +813,13 @@ spec:
             carried_minutes: 0.0,
             ..first.clone()
         };
-        let next = tune(
-            &a,
-            &objective,
-            &history(6),
-            60,
-            6 * 86_400,
-            assumptions,
-            Some(&written),
-        )
-        .unwrap();
+        let next = tuned(&a, 6, Some(&written)).unwrap();
         assert_eq!(next.carried_minutes, 0.0, "{}", next.describe());
         let owing = OperatingPoint {
             carried_minutes: -1e9,
             ..written
         };
-        let next = tune(
-            &a,
-            &objective,
-            &history(6),
-            60,
-            6 * 86_400,
-            assumptions,
-            Some(&owing),
-        )
-        .unwrap();
+        let next = tuned(&a, 6, Some(&owing)).unwrap();
         // Owing more than the replay allows leaves nothing allowed: the safest point runs.
         assert_eq!(next.carried_minutes, -next.reactive_under_minutes);
         assert!(next.under_minutes <= next.reactive_under_minutes);
@@ -893,21 +868,7 @@ spec:
     #[test]
     fn too_little_history_chooses_nothing() {
         let a = autoscaler("{shortfall: AsReactive}");
-        let assumptions = Assumptions {
-            startup_seconds: 60,
-            pod_cpu_request_millicores: 1000,
-            prediction_proposed: true,
-        };
-        let err = tune(
-            &a,
-            &a.objective.unwrap(),
-            &history(1),
-            60,
-            86_400,
-            assumptions,
-            None,
-        )
-        .unwrap_err();
+        let err = tuned(&a, 1, None).unwrap_err();
         assert!(err.contains("needs 2 days"), "{err}");
     }
 
