@@ -621,21 +621,12 @@ impl Forecaster {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::policies_from_manifest;
+    use crate::test_support::web;
     use foresight_core::prediction::predict;
 
     fn forecaster(prediction: &str) -> Option<Forecaster> {
-        let text = format!(
-            "apiVersion: autoscaling.foresight.dev/v1alpha1
-kind: EffectiveHorizontalPodAutoscaler
-metadata: {{name: web}}
-spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
-  maxReplicas: 10
-{prediction}"
-        );
-        let policy = &policies_from_manifest(&text, "web").unwrap()[0];
-        Forecaster::for_autoscaler(&policy.compile().unwrap(), &ModelConfig::default())
+        let a = web(&format!("  maxReplicas: 10\n{prediction}"));
+        Forecaster::for_autoscaler(&a, &ModelConfig::default())
     }
 
     const DSP: &str = "  prediction:

@@ -50,6 +50,9 @@ pub mod tuner;
 pub mod verdict;
 pub mod windows;
 
+#[cfg(test)]
+mod test_support;
+
 pub use config::{ModelConfig, Outage, Recording};
 pub use error::SimError;
 pub use load::{LoadPoint, LoadTrace};

@@ -596,35 +596,7 @@ impl<'a> Replay<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::policies_from_manifest;
-    use crate::synthetic::{generate, SyntheticConfig};
-
-    /// The autoscaler `web` on a Deployment, compiled from the rest of its spec (`spec`,
-    /// YAML at the indentation of `scaleTargetRef`).
-    fn web(spec: &str) -> Autoscaler {
-        let manifest = format!(
-            "apiVersion: autoscaling.foresight.dev/v1alpha1
-kind: EffectiveHorizontalPodAutoscaler
-metadata: {{name: web}}
-spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
-{spec}"
-        );
-        policies_from_manifest(&manifest, "web").unwrap()[0]
-            .compile()
-            .unwrap()
-    }
-
-    /// `days` of the synthetic generator's load from `seed`, peaking at 12 cores.
-    fn synthetic(days: u32, seed: u64) -> LoadTrace {
-        LoadTrace::new(generate(&SyntheticConfig {
-            days,
-            seed,
-            ..Default::default()
-        }))
-        .unwrap()
-        .scaled_to_peak(12.0)
-    }
+    use crate::test_support::{synthetic, web};
 
     /// A replay that keeps only scores decides without building the explanation; it must
     /// decide exactly as one that records everything.

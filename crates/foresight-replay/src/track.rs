@@ -147,18 +147,12 @@ impl ForecastTrack {
 mod tests {
     use super::*;
     use crate::config::{ModelConfig, Recording};
-    use crate::policy::policies_from_manifest;
     use crate::runner::{run_policy_on_track, PolicyOutcome};
-    use crate::synthetic::{generate, SyntheticConfig};
+    use crate::test_support::{synthetic, web};
 
     fn autoscaler(target: i32) -> Autoscaler {
-        let manifest = format!(
-            "apiVersion: autoscaling.foresight.dev/v1alpha1
-kind: EffectiveHorizontalPodAutoscaler
-metadata: {{name: web}}
-spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
-  minReplicas: 2
+        web(&format!(
+            "  minReplicas: 2
   maxReplicas: 40
   metrics:
   - type: Resource
@@ -166,20 +160,11 @@ spec:
   prediction:
     predictionAlgorithm: {{algorithmType: dsp, dsp: {{sampleInterval: 1m, historyLength: 2d}}}}
 "
-        );
-        policies_from_manifest(&manifest, "web").unwrap()[0]
-            .compile()
-            .unwrap()
+        ))
     }
 
     fn load() -> LoadTrace {
-        LoadTrace::new(generate(&SyntheticConfig {
-            days: 4,
-            seed: 5,
-            ..Default::default()
-        }))
-        .unwrap()
-        .scaled_to_peak(12.0)
+        synthetic(4, 5)
     }
 
     fn replay(target: i32, trace: &LoadTrace, track: &mut ForecastTrack) -> PolicyOutcome {

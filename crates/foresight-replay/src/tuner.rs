@@ -301,6 +301,19 @@ pub fn tune(
         ..assumptions.model(autoscaler)
     };
     let replay = |knobs| replay_candidate(autoscaler, knobs, training, &load, &model, blocks);
+    // A point run as it is, schedule and all: the point in force, or a schedule composed.
+    let replay_held = |point: &OperatingPoint| {
+        run_policy_by_day_and_block(
+            "held",
+            autoscaler,
+            &load,
+            &model,
+            bucket_seconds(Span::of(&load)),
+            training,
+            1,
+            Some(point.clone()),
+        )
+    };
     let mut replays: Vec<(Replayed, Vec<DayFigures>, Vec<DayFigures>)> =
         candidates(autoscaler).into_iter().map(replay).collect();
     let (reactive, reactive_days) = match replays.first() {
@@ -313,36 +326,22 @@ pub fn tune(
         reactive.under_minutes,
     );
     let carried = previous.map_or(0.0, |p| {
-        let held = |p: &OperatingPoint| {
-            run_policy_by_day_and_block(
-                "previous",
-                autoscaler,
-                &load,
-                &model,
-                bucket_seconds(Span::of(&load)),
-                training,
-                1,
-                Some(p.clone()),
-            )
-            .1
-        };
         // The point's own candidate replay, when it is one (no schedule): the same figures.
         let days = replays
             .iter()
             .find(|(r, _, _)| p.blocks.is_empty() && r.knobs == p.knobs)
-            .map_or_else(|| held(p), |(_, d, _)| d.clone());
+            .map_or_else(|| replay_held(p).1, |(_, d, _)| d.clone());
         carry(objective, p.carried_minutes, &days, &reactive_days, allowed)
     });
     let allowed = (allowed + carried).max(0.0);
-    let previous = previous.map(|p| p.knobs);
-    let previous = previous.as_ref();
+    let previous_knobs = previous.map(|p| p.knobs);
     let mut clear: Vec<bool> = replays
         .iter()
         .map(|(_, days, _)| saving_is_clear(days, &reactive_days))
         .collect();
     let mut replayed: Vec<Replayed> = replays.iter().map(|(r, _, _)| *r).collect();
-    let mut choice =
-        choose_clear(&replayed, &clear, allowed, previous).ok_or("no candidate to replay")?;
+    let mut choice = choose_clear(&replayed, &clear, allowed, previous_knobs.as_ref())
+        .ok_or("no candidate to replay")?;
     for _ in 0..REFINE_ROUNDS {
         let (chosen, meets) = choice;
         let Some(knobs) = meets
@@ -355,8 +354,8 @@ pub fn tune(
         clear.push(saving_is_clear(&probe.1, &reactive_days));
         replayed.push(probe.0);
         replays.push(probe);
-        choice =
-            choose_clear(&replayed, &clear, allowed, previous).ok_or("no candidate to replay")?;
+        choice = choose_clear(&replayed, &clear, allowed, previous_knobs.as_ref())
+            .ok_or("no candidate to replay")?;
     }
     let (chosen, meets) = choice;
     let c = replayed[chosen];
@@ -389,16 +388,7 @@ pub fn tune(
                 blocks: schedule.iter().map(|&i| replayed[i].knobs).collect(),
                 ..point.clone()
             };
-            let (outcome, days, _) = run_policy_by_day_and_block(
-                "schedule",
-                autoscaler,
-                &load,
-                &model,
-                bucket_seconds(Span::of(&load)),
-                training,
-                1,
-                Some(scheduled.clone()),
-            );
+            let (outcome, days, _) = replay_held(&scheduled);
             let v = Replayed::of(c.knobs, &outcome.scores);
             let keep = v.under_minutes <= allowed + 1e-6
                 && saving_is_clear(&days, &reactive_days)
@@ -653,17 +643,12 @@ pub fn at_point(autoscaler: &Autoscaler, knobs: &Knobs) -> Autoscaler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::policies_from_manifest;
+    use crate::test_support::web;
     use proptest::prelude::*;
 
     fn autoscaler(objective: &str) -> Autoscaler {
-        let text = format!(
-            "apiVersion: autoscaling.foresight.dev/v1alpha1
-kind: EffectiveHorizontalPodAutoscaler
-metadata: {{name: web}}
-spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
-  minReplicas: 2
+        web(&format!(
+            "  minReplicas: 2
   maxReplicas: 40
   metrics:
   - type: Resource
@@ -672,10 +657,7 @@ spec:
     predictionAlgorithm: {{algorithmType: dsp, dsp: {{sampleInterval: 1m, historyLength: 7d}}}}
   objective: {objective}
 "
-        );
-        policies_from_manifest(&text, "web").unwrap()[0]
-            .compile()
-            .unwrap()
+        ))
     }
 
     #[test]

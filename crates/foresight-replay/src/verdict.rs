@@ -125,22 +125,16 @@ pub fn first_target(policy: &Policy) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::policies_from_manifest;
+    use crate::test_support::web_policy;
 
     fn policy(target: &str) -> Policy {
-        let text = format!(
-            "apiVersion: autoscaling.foresight.dev/v1alpha1
-kind: EffectiveHorizontalPodAutoscaler
-metadata: {{name: web}}
-spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
-  maxReplicas: 40
+        web_policy(&format!(
+            "  maxReplicas: 40
   metrics:
   - type: Resource
     resource: {{name: cpu, target: {target}}}
 "
-        );
-        policies_from_manifest(&text, "web").unwrap().remove(0)
+        ))
     }
 
     #[test]
