@@ -126,14 +126,17 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ControllerError> {
     let mut options = options;
-    let client = clients.requests;
+    let Clients {
+        requests: client,
+        watches,
+    } = clients;
     let server = server_version(&client).await;
     let (decides_as, source) = decides_as(server.as_deref(), options.kubernetes_version);
     options.settings.core.kubernetes = decides_as;
     let prometheus = connect_prometheus(&options)?;
     let telemetry = serve_telemetry(&options, prometheus.as_ref()).await?;
     telemetry.set_kubernetes(server.as_deref(), &decides_as.to_string(), source);
-    let (pods, scales) = start_caches((&client, &clients.watches), &options, &telemetry);
+    let (pods, scales) = start_caches(&client, &watches, &options, &telemetry);
 
     let (_hold, mut leading) = match &options.leader {
         Some(opts) => (None, leader::elect(client.clone(), opts).await?),
@@ -187,7 +190,7 @@ pub async fn run(
                 _ = stop_now.wait_for(|s| *s) => tracing::info!("shutting down"),
             }
         };
-        run_leading(clients.watches.clone(), ctx, until).await;
+        run_leading(watches.clone(), ctx, until).await;
         // A replica that stands by exports no per-autoscaler series: the leader's are the
         // current ones.
         telemetry.set_leader(false);
@@ -297,7 +300,8 @@ async fn serve_telemetry(
 /// new leader could not decide).
 /// The caches' watches run on `watches`; the scale client's reads and writes on `client`.
 fn start_caches(
-    (client, watches): (&Client, &Client),
+    client: &Client,
+    watches: &Client,
     options: &ControllerOptions,
     telemetry: &Arc<Telemetry>,
 ) -> (Arc<PodCache>, Arc<ScaleClient>) {
