@@ -10,9 +10,9 @@
 //! keeps its name, what its status says, and its shape. The label index leads to shapes,
 //! each shape to its pods' names: one shape per workload rather than one label set per pod.
 
-use std::collections::hash_map::{Entry as MapEntry, RandomState};
+use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -30,6 +30,7 @@ use kube::{Api, Client};
 
 use foresight_api::selector::Selector;
 
+use crate::labels::{LabelIndex, Labels};
 use crate::relist::Sweep;
 use crate::slim::WatchedPod;
 
@@ -46,9 +47,8 @@ pub struct CachedPod {
 /// per namespace for all the pods that have it (`Namespace::shapes`).
 #[derive(Debug, PartialEq, Eq)]
 struct Shape {
-    /// `metadata.labels`, sorted by key (a `BTreeMap` of two labels allocates a node of
-    /// eleven).
-    labels: Box<[(Box<str>, Box<str>)]>,
+    /// `metadata.labels`.
+    labels: Labels,
     containers: Box<[Container]>,
     sidecars: Box<[Container]>,
     /// Boxed: most pods have none, and the shape is smaller without the room for one.
@@ -60,19 +60,6 @@ struct Shape {
 impl Hash for Shape {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.labels.hash(state);
-    }
-}
-
-impl Shape {
-    fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .binary_search_by(|(k, _)| (**k).cmp(key))
-            .ok()
-            .map(|i| &*self.labels[i].1)
-    }
-
-    fn matches(&self, selector: &Selector) -> bool {
-        selector.matches_with(|k| self.label(k))
     }
 }
 
@@ -94,15 +81,9 @@ struct Entry {
 
 /// A cached pod taken apart into its shape and its own state.
 fn split(pod: CachedPod) -> (Shape, State) {
-    // In key order, as the map iterates: `Shape::label` searches them.
-    let labels: Vec<(Box<str>, Box<str>)> = pod
-        .labels
-        .into_iter()
-        .map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()))
-        .collect();
     let p = pod.pod;
     let shape = Shape {
-        labels: labels.into_boxed_slice(),
+        labels: pod.labels.into(),
         containers: shrunk(p.containers),
         sidecars: shrunk(p.sidecars),
         pod_requests: p.pod_requests.map(Box::new),
@@ -152,18 +133,11 @@ struct Namespace {
     /// Every shape its pods have, each with the names of those pods, sorted. A shape goes
     /// with its last pod.
     shapes: HashMap<Arc<Shape>, Members>,
-    /// The shapes that carry a `label=value`, under the pair's hash (`Namespace::label_key`).
-    /// Shapes whose pairs merely share a hash are listed together; selecting matches every
-    /// shape against the whole selector, which tells them apart.
-    by_label: HashMap<u64, Vec<Arc<Shape>>>,
-    hasher: RandomState,
+    /// The shapes that carry each `label=value`.
+    by_label: LabelIndex<Arc<Shape>>,
 }
 
 impl Namespace {
-    fn label_key(&self, key: &str, value: &str) -> u64 {
-        self.hasher.hash_one((key, value))
-    }
-
     /// Adds or replaces a pod. A pod whose labels and requests did not change keeps its
     /// place in the index and has only its state replaced: most watch events are status
     /// changes, and a relist lists every pod again, most of them unchanged.
@@ -194,14 +168,7 @@ impl Namespace {
             return interned;
         }
         let shape = Arc::new(shape);
-        for (k, v) in shape.labels.iter() {
-            let key = self.label_key(k, v);
-            let shapes = self
-                .by_label
-                .entry(key)
-                .or_insert_with(|| Vec::with_capacity(1));
-            shapes.push(shape.clone());
-        }
+        self.by_label.insert(&shape.labels, shape.clone());
         self.shapes.insert(shape.clone(), vec![name.clone()]);
         shape
     }
@@ -221,15 +188,8 @@ impl Namespace {
         }
         members.remove();
         // Its last pod went: out of the index too.
-        for (k, v) in old.shape.labels.iter() {
-            let key = self.label_key(k, v);
-            if let MapEntry::Occupied(mut shapes) = self.by_label.entry(key) {
-                shapes.get_mut().retain(|s| !Arc::ptr_eq(s, &old.shape));
-                if shapes.get().is_empty() {
-                    shapes.remove();
-                }
-            }
-        }
+        self.by_label
+            .remove(&old.shape.labels, |s| Arc::ptr_eq(s, &old.shape));
     }
 
     fn select(&self, selector: &Selector) -> Vec<Pod> {
@@ -237,9 +197,8 @@ impl Namespace {
             Some((k, v)) => {
                 let mut shapes = 0;
                 let mut out: Vec<Pod> = Vec::new();
-                let candidates = self.by_label.get(&self.label_key(k, v));
-                for shape in candidates.into_iter().flatten() {
-                    if !shape.matches(selector) {
+                for shape in self.by_label.candidates(k, v) {
+                    if !shape.labels.matches(selector) {
                         continue;
                     }
                     shapes += 1;
@@ -257,7 +216,7 @@ impl Namespace {
             None => self
                 .pods
                 .iter()
-                .filter(|(_, entry)| entry.shape.matches(selector))
+                .filter(|(_, entry)| entry.shape.labels.matches(selector))
                 .map(|(name, entry)| entry.pod(name))
                 .collect(),
         }
@@ -559,7 +518,12 @@ mod tests {
         assert_eq!(names(&cache, "a", "app=web"), ["kept"]);
         assert!(names(&cache, "b", "app=web").is_empty());
         assert_eq!(cache.len(), 2);
-        let index: usize = cache.pods.read().values().map(|ns| ns.by_label.len()).sum();
+        let index: usize = cache
+            .pods
+            .read()
+            .values()
+            .map(|ns| ns.by_label.pairs())
+            .sum();
         assert_eq!(index, 2, "one label=value for kept, one for moved");
     }
 
@@ -660,8 +624,7 @@ mod tests {
             let ns = &map["a"];
             assert_eq!(ns.shapes.len(), 2);
             // app=web, app=db, pod-template-hash=1 (db's) and =2 (web's): one shape each.
-            assert_eq!(ns.by_label.len(), 4);
-            assert!(ns.by_label.values().all(|shapes| shapes.len() == 1));
+            assert_eq!((ns.by_label.pairs(), ns.by_label.filed()), (4, 4));
         }
         assert!(cache
             .select(
@@ -839,11 +802,11 @@ mod tests {
                         assert!(Arc::ptr_eq(&ns.pods[name].shape, shape));
                     }
                     for (k, v) in shape.labels.iter() {
-                        let listed = &ns.by_label[&ns.label_key(k, v)];
+                        let listed = ns.by_label.candidates(k, v);
                         assert!(listed.iter().any(|s| Arc::ptr_eq(s, shape)));
                     }
                 }
-                let indexed: usize = ns.by_label.values().map(Vec::len).sum();
+                let indexed = ns.by_label.filed();
                 let labels: usize = ns.shapes.keys().map(|s| s.labels.len()).sum();
                 assert_eq!(indexed, labels, "step {step}");
             }
