@@ -1,8 +1,11 @@
-//! What the pod cache holds per pod, counted by the allocator: the pods of `cluster_scale`
-//! (one Deployment per autoscaler, its pods named and labelled as kube-controller-manager
-//! names and labels them, one container with a CPU and a memory request), first one pod per
-//! ReplicaSet (the steady state), then three (the load step), then none: what a pod costs,
-//! and that the pods' shared shapes go when their pods do.
+//! What the controller holds per pod, counted by the allocator: the pods of `cluster_scale`
+//! (one Deployment per autoscaler, 50 in a namespace, its pods named and labelled as
+//! kube-controller-manager names and labels them, one container with a CPU and a memory
+//! request), first one pod per ReplicaSet (the steady state), then three (the load step).
+//!
+//! - The pod cache: what a pod costs, and that the pods' shared shapes go when their pods do.
+//! - The PodMetrics lists: each namespace's last list is kept until its next (see
+//!   `sources::resource`), so one sample per ready pod of every namespace is held.
 //!
 //! The counts are the bytes the cache asked the allocator for and still holds, not the RSS
 //! (the allocator rounds each request up to its size class). Run with `--nocapture` to see
@@ -15,7 +18,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use foresight_api::selector::Selector;
+use foresight_core::metrics::{ContainerUsage, PodResourceSample};
+use foresight_core::resources::ResourceList;
 use foresight_k8s::pods::PodCache;
+use foresight_k8s::sources::resource::{LabeledSample, Samples};
 use k8s_openapi::api::core::v1::{
     Container, Pod, PodCondition, PodSpec, PodStatus, ResourceRequirements,
 };
@@ -61,21 +67,12 @@ const PER_NAMESPACE: usize = 50;
 /// Pod `k` of autoscaler `i`'s Deployment, as the API server lists it (less what the watch
 /// does not decode).
 fn pod(i: usize, k: usize) -> Pod {
-    let app = format!("app-{i}");
-    // A pod-template-hash has up to 10 characters, a generated name suffix 5.
-    let hash = format!(
-        "{:010x}",
-        (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 24
-    );
     let time = |s: &str| Time(s.parse().unwrap());
     Pod {
         metadata: ObjectMeta {
             namespace: Some(format!("scale-{}", i / PER_NAMESPACE)),
-            name: Some(format!("{app}-{}-{:05x}", &hash[..10], k * 7919 + i)),
-            labels: Some(BTreeMap::from([
-                ("app".to_owned(), app.clone()),
-                ("pod-template-hash".to_owned(), hash[..10].to_owned()),
-            ])),
+            name: Some(pod_name(i, k)),
+            labels: Some(labels(i)),
             ..Default::default()
         },
         spec: Some(PodSpec {
@@ -106,6 +103,61 @@ fn pod(i: usize, k: usize) -> Pod {
     }
 }
 
+/// Its Deployment's labels: `app` and the ReplicaSet's `pod-template-hash`.
+fn labels(i: usize) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("app".to_owned(), format!("app-{i}")),
+        ("pod-template-hash".to_owned(), hash(i)),
+    ])
+}
+
+/// A pod-template-hash: up to 10 characters.
+fn hash(i: usize) -> String {
+    format!(
+        "{:010x}",
+        (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 24
+    )[..10]
+        .to_owned()
+}
+
+/// A generated name: the ReplicaSet's and 5 characters.
+fn pod_name(i: usize, k: usize) -> String {
+    format!("app-{i}-{}-{:05x}", hash(i), k * 7919 + i)
+}
+
+/// Pod `k` of autoscaler `i` as a PodMetrics list item converts: the pod's labels, its
+/// container's usage.
+fn sample(i: usize, k: usize) -> LabeledSample {
+    let mut usage = ResourceList::default();
+    usage.set("cpu", 50);
+    usage.set("memory", 16 << 20);
+    LabeledSample {
+        labels: labels(i),
+        sample: PodResourceSample {
+            pod: pod_name(i, k),
+            timestamp: "2026-11-28T04:00:00Z".parse().unwrap(),
+            window: jiff::SignedDuration::from_secs(30),
+            containers: vec![ContainerUsage {
+                name: "app".into(),
+                usage,
+            }],
+        },
+    }
+}
+
+/// Every namespace's PodMetrics list with `pods` pods per autoscaler, as the batch keeps
+/// them.
+fn pod_metrics(pods: usize) -> Vec<Samples> {
+    (0..AUTOSCALERS / PER_NAMESPACE)
+        .map(|n| {
+            let items = (n * PER_NAMESPACE..(n + 1) * PER_NAMESPACE)
+                .flat_map(|i| (0..pods).map(move |k| sample(i, k)))
+                .collect();
+            Samples::new(items)
+        })
+        .collect()
+}
+
 /// The bytes `f` leaves allocated, per `n`.
 fn per(n: usize, f: impl FnOnce()) -> f64 {
     let before = live();
@@ -114,7 +166,7 @@ fn per(n: usize, f: impl FnOnce()) -> f64 {
 }
 
 #[test]
-fn bytes_per_cached_pod() {
+fn bytes_per_pod() {
     let cache = PodCache::new();
     let base = live();
     let steady = per(AUTOSCALERS, || {
@@ -160,5 +212,25 @@ fn bytes_per_cached_pod() {
     assert!(
         (left as f64) < 0.01 * (held - base) as f64,
         "the emptied cache still holds {left} bytes"
+    );
+
+    // The PodMetrics lists: made and held, as the batch holds the last of each namespace.
+    let mut held = Vec::new();
+    let one = per(AUTOSCALERS, || held = pod_metrics(1));
+    drop(held);
+    let mut held = Vec::new();
+    let three = per(3 * AUTOSCALERS, || held = pod_metrics(3));
+    let selector = Selector::parse("app=app-42").unwrap();
+    let web: Vec<String> = held[0]
+        .select(&selector)
+        .into_iter()
+        .map(|s| s.pod)
+        .collect();
+    assert_eq!(web, (0..3).map(|k| pod_name(42, k)).collect::<Vec<_>>());
+    eprintln!(
+        "PodMetrics lists, {AUTOSCALERS} ReplicaSets: {one:.0} bytes a sample with one pod \
+         each, {three:.0} bytes a sample with three pods each ({:.1} MiB for all {})",
+        three * 3.0 * AUTOSCALERS as f64 / (1 << 20) as f64,
+        3 * AUTOSCALERS,
     );
 }
