@@ -82,13 +82,21 @@ impl<T> LabelIndex<T> {
         self.hasher.hash_one((key, value))
     }
 
+    /// The hashes of `labels`' pairs, each once: two pairs of one set that share a hash
+    /// file the item once, so that a lookup never gives it twice.
+    fn keys(&self, labels: &Labels) -> Vec<u64> {
+        let mut keys: Vec<u64> = labels.iter().map(|(k, v)| self.key(k, v)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
     /// Files `item` under each of `labels`' pairs.
     pub fn insert(&mut self, labels: &Labels, item: T)
     where
         T: Clone,
     {
-        for (k, v) in labels.iter() {
-            let key = self.key(k, v);
+        for key in self.keys(labels) {
             // Most pairs lead to one set: no room for more until a second comes.
             let items = self
                 .by_pair
@@ -100,8 +108,7 @@ impl<T> LabelIndex<T> {
 
     /// Takes the items `is_it` picks out of each of `labels`' pairs.
     pub fn remove(&mut self, labels: &Labels, is_it: impl Fn(&T) -> bool) {
-        for (k, v) in labels.iter() {
-            let key = self.key(k, v);
+        for key in self.keys(labels) {
             if let Entry::Occupied(mut items) = self.by_pair.entry(key) {
                 items.get_mut().retain(|t| !is_it(t));
                 if items.get().is_empty() {
@@ -118,7 +125,7 @@ impl<T> LabelIndex<T> {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// How many items are filed, counting an item once per pair.
+    /// How many items are filed, counting an item once per distinct pair hash.
     pub fn filed(&self) -> usize {
         self.by_pair.values().map(Vec::len).sum()
     }
