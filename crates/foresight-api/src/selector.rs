@@ -400,15 +400,21 @@ impl Selector {
 
     /// Whether `labels` satisfy every requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.matches_with(|k| labels.get(k).map(String::as_str))
+    }
+
+    /// Whether the labels `get` looks up (a label's value by its key, `None` when the label
+    /// is absent) satisfy every requirement: for label sets not kept in a `BTreeMap`.
+    pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        let among = |vs: &[String], v: &str| vs.iter().any(|x| x == v);
         self.0.iter().all(|r| match r {
-            Requirement::Equals(k, v) => labels.get(k) == Some(v),
-            Requirement::NotEquals(k, v) => labels.get(k) != Some(v),
-            Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-            Requirement::Exists(k) => labels.contains_key(k),
-            Requirement::DoesNotExist(k) => !labels.contains_key(k),
-            Requirement::Compare(k, ord, n) => labels
-                .get(k)
+            Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
+            Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
+            Requirement::In(k, vs) => get(k).is_some_and(|v| among(vs, v)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !among(vs, v)),
+            Requirement::Exists(k) => get(k).is_some(),
+            Requirement::DoesNotExist(k) => get(k).is_none(),
+            Requirement::Compare(k, ord, n) => get(k)
                 .and_then(|v| v.parse::<i64>().ok())
                 .is_some_and(|v| v.cmp(n) == *ord),
         })
@@ -446,6 +452,34 @@ mod tests {
         let s = Selector::parse("a==b,c!=d,e<5").unwrap();
         assert!(s.matches(&labels(&[("a", "b"), ("e", "4")])));
         assert!(!s.matches(&labels(&[("a", "b"), ("c", "d"), ("e", "4")])));
+    }
+
+    #[test]
+    fn matching_through_a_lookup_is_matching_a_map() {
+        let selectors = [
+            "app=web, tier in (a,b), env notin (x), !canary, ver>2, hot",
+            "a==b,c!=d,e<5",
+            "tier in (b)",
+            "",
+        ];
+        let sets = [
+            labels(&[("app", "web"), ("tier", "b"), ("ver", "3"), ("hot", "")]),
+            labels(&[("app", "web"), ("tier", "c"), ("ver", "3"), ("hot", "")]),
+            labels(&[("a", "b"), ("e", "4")]),
+            labels(&[("a", "b"), ("c", "d"), ("e", "4"), ("canary", "")]),
+            labels(&[]),
+        ];
+        for text in selectors {
+            let s = Selector::parse(text).unwrap();
+            for l in &sets {
+                // A lookup over pairs answers as the map does.
+                let pairs: Vec<(&str, &str)> =
+                    l.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                let by_pairs =
+                    s.matches_with(|k| pairs.iter().find(|(pk, _)| *pk == k).map(|(_, v)| *v));
+                assert_eq!(by_pairs, s.matches(l), "{text} on {l:?}");
+            }
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! - [`crd`]: the CustomResourceDefinition of the resource `foresight-api` derives
 //!   (`foresight_api::EffectiveHorizontalPodAutoscaler`);
 //! - [`target`]: reading and writing the target's scale; [`pods`]: the pod cache;
+//!   [`labels`]: label sets as the caches keep them;
 //!   [`sources`]: the metrics APIs;
 //! - [`autoscaler_key`]: the key every per-autoscaler store uses, and the one way they
 //!   forget a deleted autoscaler;
@@ -29,6 +30,7 @@ pub mod crd;
 pub mod digest;
 pub mod events;
 pub mod forecasts;
+pub mod labels;
 pub mod leader;
 pub mod pods;
 pub mod prometheus;

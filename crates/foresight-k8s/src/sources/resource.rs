@@ -19,6 +19,7 @@ use kube::api::ListParams;
 use kube::{Api, Client};
 use tokio::time::Instant;
 
+use crate::labels::{LabelIndex, Labels};
 use crate::telemetry::{ApiCall, Call};
 use foresight_api::selector::Selector;
 
@@ -32,41 +33,68 @@ pub struct LabeledSample {
     pub sample: PodResourceSample,
 }
 
-/// One namespace's PodMetrics, indexed by `label=value`.
+/// One namespace's PodMetrics: each distinct label set once, with the samples of the pods
+/// that carry it (the pods of one ReplicaSet share theirs), and an index from `label=value`
+/// to the sets. A namespace's last list is kept until the next, so this is held for every
+/// namespace with autoscalers, about one sample per pod of the cluster.
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
-    /// The items.
-    pub items: Vec<LabeledSample>,
-    by_label: HashMap<(String, String), Vec<usize>>,
+    sets: Vec<(Labels, Vec<PodResourceSample>)>,
+    by_label: LabelIndex<usize>,
 }
 
 impl Samples {
-    /// Indexes `items`.
+    /// Groups `items` by label set and indexes the sets.
     pub fn new(items: Vec<LabeledSample>) -> Self {
-        let mut by_label: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        for (i, s) in items.iter().enumerate() {
-            for (k, v) in &s.labels {
-                by_label.entry((k.clone(), v.clone())).or_default().push(i);
+        let mut sets: Vec<(Labels, Vec<PodResourceSample>)> = Vec::new();
+        let mut seen: HashMap<Labels, usize> = HashMap::new();
+        for item in items {
+            let labels = Labels::from(item.labels);
+            match seen.get(&labels) {
+                Some(&i) => sets[i].1.push(item.sample),
+                None => {
+                    seen.insert(labels.clone(), sets.len());
+                    sets.push((labels, vec![item.sample]));
+                }
             }
         }
-        Samples { items, by_label }
+        let mut by_label = LabelIndex::default();
+        for (i, (labels, samples)) in sets.iter_mut().enumerate() {
+            samples.shrink_to_fit();
+            by_label.insert(labels, i);
+        }
+        sets.shrink_to_fit();
+        Samples { sets, by_label }
     }
 
     /// The samples `selector` selects, in pod-name order.
     pub fn select(&self, selector: &Selector) -> Vec<PodResourceSample> {
-        let pick = |s: &LabeledSample| selector.matches(&s.labels).then(|| s.sample.clone());
-        let mut out: Vec<PodResourceSample> = match selector.required_label() {
+        let sets: Vec<&(Labels, Vec<PodResourceSample>)> = match selector.required_label() {
             Some((k, v)) => self
                 .by_label
-                .get(&(k.to_owned(), v.to_owned()))
-                .into_iter()
-                .flatten()
-                .filter_map(|i| self.items.get(*i).and_then(pick))
+                .candidates(k, v)
+                .iter()
+                .filter_map(|i| self.sets.get(*i))
                 .collect(),
-            None => self.items.iter().filter_map(pick).collect(),
+            None => self.sets.iter().collect(),
         };
+        let mut out: Vec<PodResourceSample> = sets
+            .into_iter()
+            .filter(|(labels, _)| labels.matches(selector))
+            .flat_map(|(_, samples)| samples.iter().cloned())
+            .collect();
         out.sort_by(|a, b| a.pod.cmp(&b.pod));
         out
+    }
+
+    /// How many samples.
+    pub fn len(&self) -> usize {
+        self.sets.iter().map(|(_, samples)| samples.len()).sum()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
     }
 }
 
@@ -171,5 +199,87 @@ pub fn convert(m: &PodMetrics) -> LabeledSample {
                 })
                 .collect(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(pod: &str, labels: &[(&str, &str)], cpu: i64) -> LabeledSample {
+        let mut usage = ResourceList::default();
+        usage.set("cpu", cpu);
+        LabeledSample {
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            sample: PodResourceSample {
+                pod: pod.into(),
+                timestamp: "2026-01-01T00:00:00Z".parse().unwrap(),
+                window: SignedDuration::from_secs(30),
+                containers: vec![ContainerUsage {
+                    name: "c".into(),
+                    usage,
+                }],
+            },
+        }
+    }
+
+    /// Every sample whose labels the selector matches, one by one, in pod-name order: what
+    /// selecting answered before label sets were shared.
+    fn one_by_one(items: &[LabeledSample], selector: &Selector) -> Vec<PodResourceSample> {
+        let mut out: Vec<PodResourceSample> = items
+            .iter()
+            .filter(|s| selector.matches(&s.labels))
+            .map(|s| s.sample.clone())
+            .collect();
+        out.sort_by(|a, b| a.pod.cmp(&b.pod));
+        out
+    }
+
+    #[test]
+    fn selects_what_matching_each_sample_would() {
+        // Pods of two ReplicaSets of web, one of db, one unlabelled, listed out of order.
+        let items = vec![
+            sample("web-2-a", &[("app", "web"), ("hash", "2")], 200),
+            sample("web-1-b", &[("app", "web"), ("hash", "1")], 110),
+            sample("db-1-a", &[("app", "db"), ("hash", "1")], 300),
+            sample("web-1-a", &[("app", "web"), ("hash", "1")], 100),
+            sample("lone", &[], 5),
+            sample(
+                "web-2-b",
+                &[("app", "web"), ("hash", "2"), ("canary", "")],
+                210,
+            ),
+        ];
+        let samples = Samples::new(items.clone());
+        assert_eq!(samples.len(), 6);
+        assert_eq!(samples.sets.len(), 5, "web-1's two pods share one set");
+        for text in [
+            "app=web",
+            "app=web,hash=1",
+            "hash=1",
+            "app in (db)",
+            "app in (web,db)",
+            "app=web,!canary",
+            "canary",
+            "app!=web",
+            "",
+            "app=none",
+        ] {
+            let selector = Selector::parse(text).unwrap();
+            assert_eq!(
+                samples.select(&selector),
+                one_by_one(&items, &selector),
+                "{text}"
+            );
+        }
+        let web: Vec<String> = samples
+            .select(&Selector::parse("app=web").unwrap())
+            .into_iter()
+            .map(|s| s.pod)
+            .collect();
+        assert_eq!(web, ["web-1-a", "web-1-b", "web-2-a", "web-2-b"]);
     }
 }
