@@ -4,17 +4,28 @@
 //! machine. `scripts/prediction-table` uses it when `FORESIGHT_BIN` names it.
 //!
 //! Usage: replay_json --trace FILE --spec FILE [--spec FILE...] [--startup-delay SECONDS]
-//!        [--warm-up SECONDS] [--tuned-frontier yes]
+//!        [--warm-up SECONDS] [--tuned-frontier yes] [--hold KNOBS]
 //!
 //! With `--tuned-frontier yes`, every policy with `spec.objective` is also replayed at each
 //! swept shortfall (as `foresight simulate` does), under the summary's key `tuned`.
+//!
+//! With `--hold KNOBS` the first policy (which needs `spec.objective`) runs at one operating
+//! point from start to end instead of choosing one daily: `target=90` (no prediction),
+//! `target=90,headroom=5` (learned headroom at a 5% risk budget) or `target=90,forecast=2`
+//! (the forecast carrying the headroom at a 2% budget). `scripts/hindsight-table` replays a
+//! grid of such points to find, knowing the whole trace, the cheapest point that keeps a risk:
+//! what any fixed point could have done, against which the tuner's daily choice is measured.
 
+use foresight_core::objective::{Knobs, OperatingPoint};
 use foresight_core::trace::parse_csv;
 use foresight_sim::config::{ModelConfig, Recording};
 use foresight_sim::load::{LoadPoint, LoadTrace};
 use foresight_sim::objective_frontier::tuned_frontiers;
 use foresight_sim::policy::policies_from_manifest;
-use foresight_sim::simulation::{compile_policies, scaled_load, simulate, LoadScale};
+use foresight_sim::runner::{run_policy_by_day_and_block, Span};
+use foresight_sim::simulation::{
+    bucket_seconds, compile_policies, scaled_load, simulate, LoadScale,
+};
 use foresight_sim::summary::to_json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -22,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut specs = Vec::new();
     let (mut startup, mut warm_up) = (60i64, 0i64);
     let mut tuned = false;
+    let mut hold = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
@@ -31,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--startup-delay" => startup = value.trim_end_matches('s').parse()?,
             "--warm-up" => warm_up = seconds(&value)?,
             "--tuned-frontier" => tuned = value == "yes",
+            "--hold" => hold = Some(knobs(&value)?),
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -64,7 +77,48 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..ModelConfig::default()
     };
     let load = scaled_load(&trace, LoadScale::PeakReplicas(20), &compiled, &model);
-    let simulation = simulate(&load, &compiled, &model, &|_| {})?;
+    // A held first policy is replayed apart below; its place in the simulation (which also
+    // gives the bound and the scaling) is taken meanwhile by its spec without prediction,
+    // a replay of seconds where its daily tuning would take minutes.
+    let mut runs = compiled.clone();
+    if let (Some(_), Some(first)) = (hold, runs.first_mut()) {
+        first.autoscaler.prediction = None;
+        first.autoscaler.objective = None;
+    }
+    let mut simulation = simulate(&load, &runs, &model, &|_| {})?;
+    if let Some(knobs) = hold {
+        let first = compiled.first().ok_or("no policy")?;
+        if first.autoscaler.objective.is_none() {
+            return Err(
+                "--hold runs the first policy at an operating point: it needs spec.objective"
+                    .into(),
+            );
+        }
+        let point = OperatingPoint {
+            knobs,
+            chosen_at: Span::of(&load).start,
+            replayed_seconds: 0,
+            under_minutes: 0.0,
+            replica_hours: 0.0,
+            reactive_under_minutes: 0.0,
+            reactive_replica_hours: 0.0,
+            meets: true,
+            written_utilization: first.autoscaler.first_utilization(),
+            blocks: Vec::new(),
+            carried_minutes: 0.0,
+        };
+        let (outcome, _, _) = run_policy_by_day_and_block(
+            &first.name,
+            &first.autoscaler,
+            &load,
+            &model,
+            bucket_seconds(Span::of(&load)),
+            &[],
+            1,
+            Some(point),
+        );
+        simulation.policies[0] = outcome;
+    }
     let text = to_json(&simulation, &path, &model, None);
     if !tuned {
         print!("{text}");
@@ -76,6 +130,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     summary["tuned"] = serde_json::to_value(frontiers)?;
     println!("{}", serde_json::to_string_pretty(&summary)?);
     Ok(())
+}
+
+/// `target=90`, `target=90,headroom=5` or `target=90,forecast=2` (see the module docs).
+fn knobs(text: &str) -> Result<Knobs, String> {
+    let mut k = Knobs {
+        utilization: None,
+        risk_budget_percent: None,
+        prediction: false,
+        forecast_budget_percent: None,
+    };
+    for part in text.split(',') {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("--hold: {part:?} is not key=value"))?;
+        let number = |v: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite() && *n > 0.0 && *n <= 100.0)
+                .ok_or_else(|| format!("--hold: {key}={v}: not a percentage in (0, 100]"))
+        };
+        match key {
+            "target" => k.utilization = Some(number(value)?.round() as i32),
+            "headroom" => {
+                k.prediction = true;
+                k.risk_budget_percent = Some(number(value)?);
+            }
+            "forecast" => {
+                k.prediction = true;
+                k.forecast_budget_percent = Some(number(value)?);
+            }
+            other => {
+                return Err(format!(
+                    "--hold: unknown knob {other:?} (target, headroom, forecast)"
+                ))
+            }
+        }
+    }
+    if k.risk_budget_percent.is_some() && k.forecast_budget_percent.is_some() {
+        return Err("--hold: headroom and forecast are two kinds of point; name one".to_owned());
+    }
+    Ok(k)
 }
 
 /// `2d`, `12h`, `90s` or plain seconds.
