@@ -112,8 +112,14 @@ pub struct SimulateArgs {
     pub no_frontier: bool,
     /// Skip the tuned frontier: each policy with spec.objective replayed at six shortfalls,
     /// each replay choosing its operating point daily (the dearest part of a simulation).
-    #[arg(long)]
+    #[arg(long, overrides_with = "tuned_frontier")]
     pub no_tuned_frontier: bool,
+    /// Sweep the tuned frontier in the run without --spec too. The bundled example states an
+    /// objective, so both its predictive variants tune daily; their frontiers are ten more
+    /// such replays (minutes of CPU where the rest takes under one), so that run leaves them
+    /// out unless asked.
+    #[arg(long, overrides_with = "no_tuned_frontier")]
+    pub tuned_frontier: bool,
     /// Points of averageUtilization between two targets of the frontier's sweep (1 to 20;
     /// other targets step twice as many percent of their value).
     #[arg(long, default_value = "5", value_name = "N", value_parser = whole::<1, 20>)]
@@ -214,6 +220,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
+    // The no-argument run (the bundled example) sweeps tuned frontiers only when asked.
+    let sweep_tuned = if args.specs.is_empty() {
+        args.tuned_frontier
+    } else {
+        !args.no_tuned_frontier
+    };
     let simulation_decisions = total_decisions(&load, &policies);
     let frontier_decisions = if args.no_frontier {
         0
@@ -221,11 +233,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         let baseline = policies
             .first()
             .map_or(0, |p| total_decisions(&load, std::slice::from_ref(p)));
-        let tuned = if args.no_tuned_frontier {
-            0
-        } else {
-            tuned_runs(&sources)
-        };
+        let tuned = if sweep_tuned { tuned_runs(&sources) } else { 0 };
         baseline * (most_runs(policies.len(), args.frontier_step as u32) + tuned)
     };
     let progress = Progress::new(simulation_decisions + frontier_decisions, !args.quiet);
@@ -248,7 +256,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             u32::try_from(args.frontier_step)?,
             &|n| progress.advance(n),
         )?;
-        if args.no_tuned_frontier {
+        if !sweep_tuned {
             Some(comparison)
         } else {
             let tuned =
@@ -280,7 +288,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         eprintln!("report: {}", report_path.display());
     } else {
         print_table(&simulation, &source, &scaling, unit, args.warm_up);
-        print_verdict(&simulation, comparison.as_ref());
+        // Say what the bundled run left out, and how to get it.
+        let unswept = args.specs.is_empty()
+            && !sweep_tuned
+            && comparison.is_some()
+            && sources.iter().any(|p| p.spec.objective.is_some());
+        print_verdict(&simulation, comparison.as_ref(), unswept);
         for gap in &closed_gaps {
             println!(
                 "closed up: no samples for {} between {gap_unit} {} and {gap_unit} {} (--allow-gaps)",
@@ -295,7 +308,8 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Each policy against the first, each against the frontier, and how prediction fared.
-fn print_verdict(simulation: &Simulation, comparison: Option<&Comparison>) {
+/// `unswept`: policies with an objective whose tuned frontier was left out (the bundled run).
+fn print_verdict(simulation: &Simulation, comparison: Option<&Comparison>, unswept: bool) {
     let scores: Vec<&Scores> = simulation.policies.iter().map(|p| &p.scores).collect();
     let deltas = deltas(&scores);
     if let Some(first) = deltas.first() {
@@ -336,6 +350,13 @@ fn print_verdict(simulation: &Simulation, comparison: Option<&Comparison>) {
         }
         for a in &c.tuned_against_reactive {
             println!("  {:<22} {}", a.policy, a.sentence());
+        }
+        if unswept {
+            println!();
+            println!(
+                "tuned by objective: not swept in the run without --spec (ten more tuned \
+                 replays); --tuned-frontier sweeps it"
+            );
         }
     }
     let predicting: Vec<_> = simulation
