@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector;
 use kube::runtime::{predicates, watcher, WatchStreamExt};
 use kube::{Api, Client};
 use tokio::sync::watch;
@@ -29,6 +29,7 @@ use tokio::sync::watch;
 use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use crate::client::Clients;
 use crate::conflicts::TargetIndex;
+use crate::due::DueAutoscaler;
 use crate::events::EventPublisher;
 use crate::forecasts::{CorePredictor, ForecastCache, ForecastSettings};
 use crate::leader::{self, LeaderError, LeaderOptions};
@@ -376,7 +377,6 @@ async fn run_leading(
 ) {
     // Decoded without `managedFields` (see `crate::slim`); then what else is not read goes.
     let api: Api<WatchedAutoscaler> = Api::all(client);
-    let store: Store<EffectiveHorizontalPodAutoscaler> = ctx.store.clone();
     let forget = ctx.clone();
     let mut failures = crate::backoff::FailureLog::new("autoscaler watch");
     let events = watcher(api, crate::client::watch_config())
@@ -385,7 +385,10 @@ async fn run_leading(
         .modify(keep_what_is_read);
     // In place: a relist after an API server restart must not hold a second copy of every
     // autoscaler until it completes.
-    let trigger = crate::relist::reflect_in_place(writer, events)
+    let events = crate::relist::reflect_in_place(writer, events);
+    // The runner holds handles, not autoscalers (see `crate::due`).
+    let (handles, handle_writer) = reflector::store();
+    let trigger = crate::due::reflect_handles(handle_writer, events)
         .inspect(move |ev| {
             let ev = match ev {
                 Ok(ev) => {
@@ -419,13 +422,14 @@ async fn run_leading(
         })
         .applied_objects()
         // Status writes bump resourceVersion, not generation: they must not retrigger.
-        .predicate_filter(predicates::generation, Default::default());
-    Controller::for_stream(trigger, store)
+        .predicate_filter(predicates::generation, Default::default())
+        .map_ok(|autoscaler| DueAutoscaler::of(&autoscaler));
+    Controller::for_stream(trigger, handles)
         // Unlimited here: `ReconcileContext::permits` holds reconciles to `--concurrency`,
         // in the order they came due.
         .with_config(ControllerConfig::default().concurrency(0))
         .graceful_shutdown_on(until)
-        .run(reconcile::reconcile, reconcile::error_policy, ctx)
+        .run(reconcile::reconcile_due, reconcile::error_policy, ctx)
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "reconcile not run");

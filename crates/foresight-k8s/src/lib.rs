@@ -28,6 +28,7 @@ pub mod conflicts;
 pub mod controller;
 pub mod crd;
 pub mod digest;
+pub mod due;
 pub mod events;
 pub mod forecasts;
 pub mod labels;

@@ -39,6 +39,7 @@ use parking_lot::Mutex;
 use crate::autoscaler_key::{AutoscalerKey, PerAutoscaler};
 use crate::backoff::RepeatedErrors;
 use crate::conflicts::{TargetIndex, TargetKey};
+use crate::due::DueAutoscaler;
 use crate::events::{EventPublisher, WarningDigest};
 use crate::forecasts::{self, ForecastCache};
 use crate::pods::PodCache;
@@ -249,17 +250,39 @@ impl ReconcileError {
 /// The longest one reconcile may take before it is abandoned and retried.
 pub const RECONCILE_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Reconciles one autoscaler and says when to come back.
-pub async fn reconcile(
-    obj: Arc<EffectiveHorizontalPodAutoscaler>,
+/// Reconciles the autoscaler `due` names, as the cache holds it once this sync's turn comes,
+/// and says when to come back: the controller's runner calls this (see [`crate::due`]).
+pub async fn reconcile_due(
+    due: Arc<DueAutoscaler>,
     ctx: Arc<ReconcileContext>,
 ) -> Result<Action, ReconcileError> {
     // The limit is ours, not kube-runtime's: its runner, once at its limit, picks the next
     // due object in hash order, so under a sustained backlog some autoscalers never sync.
     // (The semaphore is never closed, so `acquire` cannot fail.)
     let _permit = ctx.permits.acquire().await.ok();
-    // The object may have changed while this sync waited its turn.
+    match ctx.store.get(&due.autoscaler()) {
+        Some(obj) => reconcile_permitted(obj, &ctx).await,
+        // Deleted while this sync waited: its handle goes from the runner's cache too.
+        None => Ok(Action::await_change()),
+    }
+}
+
+/// Reconciles one autoscaler (or the newer version of it the cache holds once this sync's
+/// turn comes) and says when to come back.
+pub async fn reconcile(
+    obj: Arc<EffectiveHorizontalPodAutoscaler>,
+    ctx: Arc<ReconcileContext>,
+) -> Result<Action, ReconcileError> {
+    let _permit = ctx.permits.acquire().await.ok();
     let obj = ctx.store.get(&ObjectRef::from_obj(&*obj)).unwrap_or(obj);
+    reconcile_permitted(obj, &ctx).await
+}
+
+/// Reconciles `obj` once this sync holds its permit.
+async fn reconcile_permitted(
+    obj: Arc<EffectiveHorizontalPodAutoscaler>,
+    ctx: &ReconcileContext,
+) -> Result<Action, ReconcileError> {
     let Some(key) = AutoscalerKey::of_object(&obj) else {
         return Err(ReconcileError::Unnamed);
     };
@@ -274,7 +297,7 @@ pub async fn reconcile(
     // state, and under a backlog thousands of them wait.
     let mut outcome = HpaOutcome::default();
     let inner = Box::pin(tracing::Instrument::instrument(
-        reconcile_inner(&obj, &ctx, &key, &mut outcome),
+        reconcile_inner(&obj, ctx, &key, &mut outcome),
         span,
     ));
     // A request the API server accepted but never answers (one in flight while it restarts)
@@ -303,11 +326,11 @@ pub async fn reconcile(
 
 /// What to do after a failed reconcile: try again after a sync period.
 pub fn error_policy(
-    obj: Arc<EffectiveHorizontalPodAutoscaler>,
+    due: Arc<DueAutoscaler>,
     err: &ReconcileError,
     ctx: Arc<ReconcileContext>,
 ) -> Action {
-    let key = AutoscalerKey::new(obj.namespace().unwrap_or_default(), obj.name_any());
+    let key = AutoscalerKey::new(due.namespace().unwrap_or_default(), due.name_any());
     if let Some(times) = ctx.reconcile_errors.note(&key, &err.to_string()) {
         tracing::warn!(namespace = %key.namespace, name = %key.name, error = %err, times, "reconcile failed");
     }

@@ -75,7 +75,7 @@ where
 }
 
 /// The state behind [`reflect_in_place`].
-struct InPlace<K: Resource<DynamicType = ()> + Clone + 'static> {
+pub(crate) struct InPlace<K: Resource<DynamicType = ()> + Clone + 'static> {
     writer: Writer<K>,
     reader: Store<K>,
     /// Whether the first list has completed.
@@ -84,7 +84,7 @@ struct InPlace<K: Resource<DynamicType = ()> + Clone + 'static> {
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> InPlace<K> {
-    fn new(writer: Writer<K>) -> Self {
+    pub(crate) fn new(writer: Writer<K>) -> Self {
         let reader = writer.as_reader();
         InPlace {
             writer,
@@ -95,7 +95,7 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> InPlace<K> {
     }
 
     /// Applies one event to the store and gives it back.
-    fn apply(&mut self, event: Event<K>) -> Event<K> {
+    pub(crate) fn apply(&mut self, event: Event<K>) -> Event<K> {
         if !self.listed {
             self.writer.apply_watcher_event(&event);
             self.listed = matches!(event, Event::InitDone);
