@@ -10,15 +10,11 @@
 //! is given a [`DueAutoscaler`], from a cache of its own kept beside the autoscalers', and a
 //! reconcile reads the autoscaler from the autoscalers' cache once it holds its permit.
 
-use std::borrow::Cow;
-
 use foresight_api::EffectiveHorizontalPodAutoscaler;
 use futures::{Stream, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::core::NamespaceResourceScope;
 use kube::runtime::reflector::{store::Writer, ObjectRef};
 use kube::runtime::watcher::{self, Event};
-use kube::Resource;
 use serde::Deserialize;
 
 use crate::relist::InPlace;
@@ -53,29 +49,7 @@ impl DueAutoscaler {
     }
 }
 
-impl Resource for DueAutoscaler {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(dt: &()) -> Cow<'_, str> {
-        EffectiveHorizontalPodAutoscaler::kind(dt)
-    }
-    fn group(dt: &()) -> Cow<'_, str> {
-        EffectiveHorizontalPodAutoscaler::group(dt)
-    }
-    fn version(dt: &()) -> Cow<'_, str> {
-        EffectiveHorizontalPodAutoscaler::version(dt)
-    }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        EffectiveHorizontalPodAutoscaler::plural(dt)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+crate::slim::stands_for!([] DueAutoscaler, EffectiveHorizontalPodAutoscaler, metadata);
 
 /// Keeps `writer`'s cache of handles in step with the autoscaler `events` (a relist in
 /// place, as the autoscalers' own cache), passing the events on unchanged. Each event

@@ -13,7 +13,6 @@
 //! type names the resource it decodes (kind, group, version, plural are that resource's),
 //! so the API requests are the same.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
@@ -31,6 +30,41 @@ use kube::Resource;
 use serde::{Deserialize, Deserializer};
 
 use crate::target::ScalableWorkload;
+
+/// Implements `Resource` for a type that stands for another resource (`$of`) in requests and
+/// caches: the kind, group, version and plural are `$of`'s, so the requests are the same; the
+/// metadata is the type's own, at `self.$meta`. The type's generics and their bounds come
+/// first, in brackets.
+macro_rules! stands_for {
+    ([$($generics:tt)*] $ty:ty, $of:ty, $($meta:tt).+) => {
+        impl<$($generics)*> kube::Resource for $ty {
+            type DynamicType = ();
+            type Scope = kube::core::NamespaceResourceScope;
+
+            fn kind(dt: &()) -> std::borrow::Cow<'_, str> {
+                <$of as kube::Resource>::kind(dt)
+            }
+            fn group(dt: &()) -> std::borrow::Cow<'_, str> {
+                <$of as kube::Resource>::group(dt)
+            }
+            fn version(dt: &()) -> std::borrow::Cow<'_, str> {
+                <$of as kube::Resource>::version(dt)
+            }
+            fn plural(dt: &()) -> std::borrow::Cow<'_, str> {
+                <$of as kube::Resource>::plural(dt)
+            }
+            fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.$($meta).+
+            }
+            fn meta_mut(
+                &mut self,
+            ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.$($meta).+
+            }
+        }
+    };
+}
+pub(crate) use stands_for;
 
 /// `metadata` as the API server sends it, without `managedFields` (left undecoded).
 #[derive(Deserialize, Default)]
@@ -181,29 +215,7 @@ impl<'de> Deserialize<'de> for WatchedPod {
     }
 }
 
-impl Resource for WatchedPod {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(dt: &()) -> Cow<'_, str> {
-        Pod::kind(dt)
-    }
-    fn group(dt: &()) -> Cow<'_, str> {
-        Pod::group(dt)
-    }
-    fn version(dt: &()) -> Cow<'_, str> {
-        Pod::version(dt)
-    }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        Pod::plural(dt)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.0.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.0.metadata
-    }
-}
+stands_for!([] WatchedPod, Pod, 0.metadata);
 
 /// A Deployment, StatefulSet or ReplicaSet (`K`) as its watch decodes it: metadata without
 /// `managedFields`, and the scale (`spec.replicas`, `spec.selector`, `status.replicas`).
@@ -255,32 +267,12 @@ impl<'de, K> Deserialize<'de> for WatchedWorkload<K> {
     }
 }
 
-impl<K> Resource for WatchedWorkload<K>
-where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
-{
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(dt: &()) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-    fn group(dt: &()) -> Cow<'_, str> {
-        K::group(dt)
-    }
-    fn version(dt: &()) -> Cow<'_, str> {
-        K::version(dt)
-    }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        K::plural(dt)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+stands_for!(
+    [K: Resource<DynamicType = (), Scope = NamespaceResourceScope>]
+    WatchedWorkload<K>,
+    K,
+    metadata
+);
 
 impl<K> ScalableWorkload for WatchedWorkload<K>
 where
@@ -322,29 +314,7 @@ impl<'de> Deserialize<'de> for WatchedAutoscaler {
     }
 }
 
-impl Resource for WatchedAutoscaler {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(dt: &()) -> Cow<'_, str> {
-        EffectiveHorizontalPodAutoscaler::kind(dt)
-    }
-    fn group(dt: &()) -> Cow<'_, str> {
-        EffectiveHorizontalPodAutoscaler::group(dt)
-    }
-    fn version(dt: &()) -> Cow<'_, str> {
-        EffectiveHorizontalPodAutoscaler::version(dt)
-    }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        EffectiveHorizontalPodAutoscaler::plural(dt)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.0.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.0.metadata
-    }
-}
+stands_for!([] WatchedAutoscaler, EffectiveHorizontalPodAutoscaler, 0.metadata);
 
 #[cfg(test)]
 mod tests {
