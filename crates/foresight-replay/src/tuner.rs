@@ -243,6 +243,39 @@ pub fn choose_clear(
     Some((kept.unwrap_or(best), true))
 }
 
+/// [`choose_clear`] among the candidates the objective affords. Under
+/// [`Shortfall::AsReactive`] those are the spec as written (the first of `replayed`) and
+/// every point whose replay costs no more than it: the promise to a team leaving the HPA is
+/// the HPA's risk at no more than its cost. So short minutes overspent on earlier days (the
+/// carry, see [`carry`]) are paid back only by points at most as dear as the spec as
+/// written, and when none of them meets the allowance the safest of them runs, not a dearer
+/// one (on Crane's input7 reversed in time, paying back 4 to 9 minutes with points 4-23%
+/// dearer than reactive made the whole run 1.7% dearer than reactive at 180 s start-up).
+/// Under a share of the minutes the user asked for that share, at whatever it costs, and
+/// every candidate may be chosen.
+pub fn choose_affordable(
+    objective: &Objective,
+    replayed: &[Replayed],
+    clear: &[bool],
+    allowed: f64,
+    previous: Option<&Knobs>,
+) -> Option<(usize, bool)> {
+    let Shortfall::AsReactive = objective.shortfall else {
+        return choose_clear(replayed, clear, allowed, previous);
+    };
+    let ceiling = replayed.first()?.replica_hours;
+    let affordable: Vec<usize> = (0..replayed.len())
+        .filter(|&i| i == 0 || replayed[i].replica_hours <= ceiling)
+        .collect();
+    let within: Vec<Replayed> = affordable.iter().map(|&i| replayed[i]).collect();
+    let within_clear: Vec<bool> = affordable
+        .iter()
+        .map(|&i| clear.get(i).copied().unwrap_or(false))
+        .collect();
+    let (i, meets) = choose_clear(&within, &within_clear, allowed, previous)?;
+    Some((affordable[i], meets))
+}
+
 /// How many standard errors of its daily savings a candidate's mean saving must exceed to
 /// count as clear of the replay's noise (about a one-sided 95% bound for a normal spread).
 pub const NOISE_STANDARD_ERRORS: f64 = 2.0;
@@ -348,8 +381,11 @@ pub fn tune(
         .map(|(_, days, _)| saving_is_clear(days, &reactive_days))
         .collect();
     let mut replayed: Vec<Replayed> = replays.iter().map(|(r, _, _)| *r).collect();
-    let mut choice = choose_clear(&replayed, &clear, allowed, previous_knobs.as_ref())
-        .ok_or("no candidate to replay")?;
+    let choose_now = |replayed: &[Replayed], clear: &[bool]| {
+        choose_affordable(objective, replayed, clear, allowed, previous_knobs.as_ref())
+            .ok_or("no candidate to replay")
+    };
+    let mut choice = choose_now(&replayed, &clear)?;
     for _ in 0..REFINE_ROUNDS {
         let (chosen, meets) = choice;
         let Some(knobs) = meets
@@ -362,8 +398,7 @@ pub fn tune(
         clear.push(saving_is_clear(&probe.1, &reactive_days));
         replayed.push(probe.0);
         replays.push(probe);
-        choice = choose_clear(&replayed, &clear, allowed, previous_knobs.as_ref())
-            .ok_or("no candidate to replay")?;
+        choice = choose_now(&replayed, &clear)?;
     }
     let (chosen, meets) = choice;
     let c = replayed[chosen];
@@ -1016,6 +1051,47 @@ mod tests {
         );
     }
 
+    #[test]
+    fn as_reactive_pays_back_overspent_minutes_only_with_points_no_dearer_than_the_spec() {
+        let as_reactive = Objective {
+            shortfall: Shortfall::AsReactive,
+            max_utilization: Some(90),
+        };
+        let share = Objective {
+            shortfall: Shortfall::Share(0.01),
+            max_utilization: Some(90),
+        };
+        // Minutes overspent on earlier days leave 4 of reactive's 10 allowed: only a point
+        // dearer than the spec as written replays within them.
+        let replayed = [
+            point(75, 10.0, 100.0),
+            point(80, 3.0, 123.0),
+            point(90, 8.0, 95.0),
+        ];
+        let clear = [false, false, true];
+        // The safest no dearer than the spec as written runs, not the dearer one.
+        assert_eq!(
+            choose_affordable(&as_reactive, &replayed, &clear, 4.0, None),
+            Some((2, false))
+        );
+        // Under a share the dearer point meets the allowance and is chosen.
+        assert_eq!(
+            choose_affordable(&share, &replayed, &clear, 4.0, None),
+            Some((1, true))
+        );
+        // With the allowance whole, the clearly cheaper point meeting it, as before.
+        assert_eq!(
+            choose_affordable(&as_reactive, &replayed, &clear, 10.0, None),
+            Some((2, true))
+        );
+        // Nothing cheaper and safer: the spec as written.
+        let replayed = [point(75, 10.0, 100.0), point(80, 3.0, 123.0)];
+        assert_eq!(
+            choose_affordable(&as_reactive, &replayed, &[false, false], 4.0, None),
+            Some((0, false))
+        );
+    }
+
     fn budgeted(utilization: i32, budget: f64, under_minutes: f64, replica_hours: f64) -> Replayed {
         Replayed {
             knobs: Knobs {
@@ -1208,6 +1284,32 @@ mod tests {
                 prop_assert!(chosen.under_minutes <= allowed + 1e-6);
                 let cheapest = meeting.iter().map(|r| r.replica_hours).fold(f64::INFINITY, f64::min);
                 prop_assert!(chosen.replica_hours <= cheapest * (1.0 + HYSTERESIS) + 1e-9);
+            }
+        }
+
+        /// Under `AsReactive` the point chosen never replays dearer than the spec as written
+        /// (the first), and whenever a point no dearer than it meets the allowance, the one
+        /// chosen does.
+        #[test]
+        fn as_reactive_never_chooses_a_point_dearer_than_the_spec_as_written(
+            replayed in replayed(),
+            clear in proptest::collection::vec(any::<bool>(), 24),
+            allowed in 0.0f64..100.0,
+            previous in proptest::option::of(0usize..24),
+        ) {
+            let objective = Objective { shortfall: Shortfall::AsReactive, max_utilization: Some(90) };
+            let previous = previous.and_then(|i| replayed.get(i)).map(|r| r.knobs);
+            let clear = &clear[..replayed.len()];
+            let (i, meets) =
+                choose_affordable(&objective, &replayed, clear, allowed, previous.as_ref()).unwrap();
+            let ceiling = replayed[0].replica_hours;
+            prop_assert!(i == 0 || replayed[i].replica_hours <= ceiling);
+            let affordable_meets = replayed
+                .iter()
+                .any(|r| r.replica_hours <= ceiling && r.under_minutes <= allowed + 1e-6);
+            prop_assert_eq!(meets, affordable_meets);
+            if meets {
+                prop_assert!(replayed[i].under_minutes <= allowed + 1e-6);
             }
         }
 
