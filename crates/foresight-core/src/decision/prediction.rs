@@ -226,10 +226,17 @@ impl Decision {
         let record =
             covered.then(|| accuracy_record(seen.accuracy, correction, demoted, evaluation));
         let mut outcome = MetricOutcome::default();
-        let tuned_off = seen
-            .tuned_off
-            .map(|p| Idle::NoSaving(format!("the objective's operating point: {}", p.describe())));
-        if let Some(idle) = tuned_off.or_else(|| gate(policy, seen.evaluation, was_kept)) {
+        // The reasons are texts only a decision that explains itself keeps (see `Tally`):
+        // a replay's decisions, thousands a tuning, skip formatting them.
+        let explain = self.explain;
+        let tuned_off = seen.tuned_off.map(|p| {
+            Idle::NoSaving(if explain {
+                format!("the objective's operating point: {}", p.describe())
+            } else {
+                String::new()
+            })
+        });
+        if let Some(idle) = tuned_off.or_else(|| gate(policy, seen.evaluation, was_kept, explain)) {
             self.record_idle(metric, &idle);
             outcome.idle = Some(idle);
             return (outcome, record);
@@ -572,7 +579,12 @@ fn previous_verdict(
 /// the first replay judges, and a replay of history recorded while prediction was off sees
 /// the spikes prediction would have met only as saturated pods. Between a restart and the
 /// next verdict, the previous verdict (in status) holds.
-fn gate(policy: &PredictionPolicy, evaluation: &EvaluationInput, was_kept: bool) -> Option<Idle> {
+fn gate(
+    policy: &PredictionPolicy,
+    evaluation: &EvaluationInput,
+    was_kept: bool,
+    explain: bool,
+) -> Option<Idle> {
     if !policy.self_evaluation {
         return None;
     }
@@ -584,7 +596,11 @@ fn gate(policy: &PredictionPolicy, evaluation: &EvaluationInput, was_kept: bool)
         )),
         EvaluationInput::Pending(_) => None,
         EvaluationInput::Done(e) if e.keeps_prediction(was_kept) => None,
-        EvaluationInput::Done(e) => Some(Idle::NoSaving(e.describe())),
+        EvaluationInput::Done(e) => Some(Idle::NoSaving(if explain {
+            e.describe()
+        } else {
+            String::new()
+        })),
     }
 }
 
