@@ -177,6 +177,9 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             .pod_capacity
             .unwrap_or(args.pod_cpu_request as f64 / 1000.0),
         refit_interval_seconds: args.refit_interval,
+        // The policies' own refits search for the period every time, as the controller's
+        // do; only the tuner's replays reuse a search (see tuner::REPLAY_PERIOD_REUSE_SECONDS).
+        period_reuse_seconds: 0,
         warm_up_seconds: args.warm_up,
         short_from_share: 1.0,
         outages: args.outage.clone(),

@@ -77,10 +77,7 @@ fn bench(c: &mut Criterion) {
         let text = policy(objective);
         let policy = &policies_from_manifest(&text, "web").expect("the policy parses")[0];
         let autoscaler = policy.compile().expect("the policy is valid");
-        let objective = autoscaler
-            .objective
-            .clone()
-            .expect("the policy has an objective");
+        let objective = autoscaler.objective.expect("the policy has an objective");
         group.bench_function(
             format!("one tuning, 7 days of 1-minute history, {label}"),
             |b| {

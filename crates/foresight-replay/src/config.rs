@@ -42,6 +42,9 @@ pub struct ModelConfig {
     pub pod_capacity: f64,
     /// Seconds of simulated time between two refits of the predictor.
     pub refit_interval_seconds: i64,
+    /// Seconds a DSP refit reuses the period found by an earlier one (0: every refit
+    /// searches, as the controller's do; see `Workspace::reusing_period`).
+    pub period_reuse_seconds: i64,
     /// Seconds after the first decision before anything is scored (`--warm-up`): the first
     /// days, when no predictor can be ready yet, compare nothing but the reactive parts.
     pub warm_up_seconds: i64,
@@ -72,6 +75,7 @@ impl Default for ModelConfig {
             pod_cpu_request_millicores: 1000,
             pod_capacity: 1.0,
             refit_interval_seconds: 3600,
+            period_reuse_seconds: 0,
             warm_up_seconds: 0,
             short_from_share: 1.0,
             outages: Vec::new(),

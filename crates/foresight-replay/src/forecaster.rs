@@ -230,7 +230,7 @@ struct Plans(Workspace);
 
 impl Clone for Plans {
     fn clone(&self) -> Self {
-        Plans::default()
+        Plans(Workspace::reusing_period(self.0.period_reuse_seconds()))
     }
 }
 
@@ -269,7 +269,7 @@ impl Forecaster {
                 .map(|o| (Box::new(autoscaler.clone()), o)),
             operating_point: None,
             handed_block: None,
-            plans: Plans::default(),
+            plans: Plans(Workspace::reusing_period(model.period_reuse_seconds)),
             errors: (policy.forecast_error_budget.is_some() || autoscaler.objective.is_some())
                 .then(|| {
                     ForecastErrors::new(policy.forecast_error_budget.unwrap_or(DEFAULT_ALPHA))

@@ -71,10 +71,16 @@ pub const REFINE_ROUNDS: usize = 3;
 pub const MAX_BUDGET_PERCENT: f64 = 50.0;
 /// How often a new point is chosen.
 pub const TUNING_INTERVAL_SECONDS: i64 = 86_400;
-/// The replays refit the predictor this often (the controller refits hourly): a daily or
-/// weekly period's forecast barely moves within hours, and the fits are most of a replay's
-/// work.
-pub const REPLAY_REFIT_SECONDS: i64 = 4 * 3600;
+/// The replays refit the predictor this often, as the controller does: refitting every four
+/// hours instead made the forecasts of the replays staler than the live ones, so the tuner
+/// judged prediction too short of capacity and chose safer, dearer points (on Crane's
+/// periodic traces it saved 9.7% and 7.0% against reactive, with hourly refits 10.1% and
+/// 7.9%).
+pub const REPLAY_REFIT_SECONDS: i64 = 3600;
+/// ... but a refit reuses the period found by the search of up to this long before: the
+/// search is most of a refit's work, and a daily or weekly period does not change within
+/// hours.
+pub const REPLAY_PERIOD_REUSE_SECONDS: i64 = 4 * 3600;
 
 /// One candidate's replay.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -339,6 +345,7 @@ pub fn tune(
         // alike by it (see `evaluation::SATURATED`).
         short_from_share: crate::evaluation::SATURATED,
         refit_interval_seconds: REPLAY_REFIT_SECONDS,
+        period_reuse_seconds: REPLAY_PERIOD_REUSE_SECONDS,
         ..assumptions.model(autoscaler)
     };
     let replay = |knobs| replay_candidate(autoscaler, knobs, training, &load, &model, blocks);
@@ -805,15 +812,16 @@ mod tests {
 
     #[test]
     fn a_schedule_is_composed_only_from_two_replayed_days_or_more() {
-        // The synthetic load of seed 2, near 12 cores at its peak: with one replayed day (two
-        // days of history) a schedule fitted to that day was composed before the rule (six
-        // blocks between 75% and 90%, "11% cheaper"); with two replayed days (five days of
-        // history) the same load still gives one.
+        // The synthetic load of seed 6, near 12 cores at its peak: with two replayed days
+        // (five days of history) its replay composes a schedule; with one (two days of
+        // history) the tuner chooses one point for the day, whatever the replay shows. (Seed
+        // 2 showed both before the replays refitted hourly; with hourly refits its five days
+        // keep the spec as written.)
         let a = autoscaler("{shortfall: AsReactive, maxUtilization: 90}");
         let at = |days: i64| {
             let load = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
                 days: days as u32,
-                seed: 2,
+                seed: 6,
                 ..Default::default()
             });
             let history: Vec<Sample> = load

@@ -11,6 +11,7 @@ use super::forecast::{Algorithm, Forecast, Prediction};
 use super::period::{find_period_with, whole_periods, Period, PeriodSearch};
 use super::preprocess::{prepare_series, Gap, PreparedSeries};
 use super::spectrum::Planners;
+use super::PeriodMemo;
 use crate::trace::Sample;
 
 /// Predicts with the DSP predictor from the samples in `history` up to `now` (Unix seconds).
@@ -20,15 +21,23 @@ use crate::trace::Sample;
 /// starts one interval after the last sample used and repeats the estimated period once per
 /// whole period of history (DSP step 4 in docs/prediction.md), so 15 days of history with a daily period forecast 15 days.
 pub fn predict_dsp(config: &DspConfig, history: &[Sample], now: i64) -> Prediction {
-    predict_dsp_with(config, history, now, &mut Planners::default())
+    predict_dsp_with(
+        config,
+        history,
+        now,
+        &mut Planners::default(),
+        &mut PeriodMemo::default(),
+    )
 }
 
-/// [`predict_dsp`] reusing the FFT plans in `planners`.
+/// [`predict_dsp`] reusing the FFT plans in `planners` and, where `period` allows, its last
+/// period search.
 pub(crate) fn predict_dsp_with(
     config: &DspConfig,
     history: &[Sample],
     now: i64,
     planners: &mut Planners,
+    memo: &mut PeriodMemo,
 ) -> Prediction {
     let interval = config.interval_secs();
     let margin = i64::try_from(DSP_HISTORY_MARGIN.as_secs()).unwrap_or(0);
@@ -47,7 +56,9 @@ pub(crate) fn predict_dsp_with(
             cut_note(series.cut)
         ));
     }
-    let search = find_period_with(&series.values, interval, config.seed(), planners);
+    let search = memo.search(now, || {
+        find_period_with(&series.values, interval, config.seed(), planners)
+    });
     let Some(period) = search.period() else {
         return Prediction::not_ready(no_period_reason(&search, &series));
     };

@@ -57,15 +57,74 @@ pub fn predict_with(
     now: i64,
 ) -> Prediction {
     match config {
-        PredictorConfig::Dsp(c) => dsp::predict_dsp_with(c, history, now, &mut workspace.planners),
+        PredictorConfig::Dsp(c) => dsp::predict_dsp_with(
+            c,
+            history,
+            now,
+            &mut workspace.planners,
+            &mut workspace.period,
+        ),
         PredictorConfig::Percentile(c) => percentile::predict_percentile(c, history, now),
     }
 }
 
-/// FFT plans kept between predictions (see [`predict_with`]).
+/// FFT plans kept between predictions (see [`predict_with`]), and, when asked for, the last
+/// period search.
 #[derive(Default)]
 pub struct Workspace {
     planners: spectrum::Planners,
+    period: PeriodMemo,
+}
+
+impl Workspace {
+    /// A workspace whose DSP predictions reuse a period search for `seconds` after the
+    /// prediction that made it (0: search at every prediction, as [`Workspace::default`]).
+    /// The search (its shuffled spectra above all) is most of a prediction's work and a
+    /// daily or weekly period does not change within hours, so a replay that refits hourly,
+    /// as the controller does, can search every few hours for a fraction of the work. Only
+    /// replays use it: with it, a forecast depends on when the period was last searched.
+    pub fn reusing_period(seconds: i64) -> Workspace {
+        Workspace {
+            period: PeriodMemo {
+                reuse_seconds: seconds.max(0),
+                last: None,
+            },
+            ..Workspace::default()
+        }
+    }
+
+    /// How long a period search is reused (see [`Workspace::reusing_period`]).
+    pub fn period_reuse_seconds(&self) -> i64 {
+        self.period.reuse_seconds
+    }
+}
+
+/// The last period search and how long it may be reused (see [`Workspace::reusing_period`]).
+#[derive(Default)]
+pub(crate) struct PeriodMemo {
+    reuse_seconds: i64,
+    /// When the search was made (the prediction's `now`) and what it found.
+    last: Option<(i64, period::PeriodSearch)>,
+}
+
+impl PeriodMemo {
+    /// The search made at most `reuse_seconds` before `now` (and not after it), or a new one.
+    pub(crate) fn search(
+        &mut self,
+        now: i64,
+        search: impl FnOnce() -> period::PeriodSearch,
+    ) -> period::PeriodSearch {
+        if let Some((at, found)) = self.last {
+            if now >= at && now.saturating_sub(at) < self.reuse_seconds {
+                return found;
+            }
+        }
+        let found = search();
+        if self.reuse_seconds > 0 {
+            self.last = Some((now, found));
+        }
+        found
+    }
 }
 
 impl std::fmt::Debug for Workspace {
