@@ -74,8 +74,8 @@ pub const TUNING_INTERVAL_SECONDS: i64 = 86_400;
 /// The replays refit the predictor this often, as the controller does: refitting every four
 /// hours instead made the forecasts of the replays staler than the live ones, so the tuner
 /// judged prediction too short of capacity and chose safer, dearer points (on Crane's
-/// periodic traces it saved 9.7% and 7.0% against reactive, with hourly refits 10.1% and
-/// 7.9%).
+/// periodic traces it saved 9.7% and 7.0% against reactive at 60 s and 180 s start-up;
+/// hourly, with the period searched every four hours, 10.3% and 8.2%).
 pub const REPLAY_REFIT_SECONDS: i64 = 3600;
 /// ... but a refit reuses the period found by the search of up to this long before: the
 /// search is most of a refit's work, and a daily or weekly period does not change within
@@ -220,11 +220,26 @@ pub fn choose_clear(
     allowed: f64,
     previous: Option<&Knobs>,
 ) -> Option<(usize, bool)> {
+    choose_within(replayed, clear, allowed, f64::INFINITY, previous)
+}
+
+/// [`choose_clear`] among the spec as written (the first of `replayed`) and the candidates
+/// whose replay costs at most `ceiling` replica-hours; the safest of those when none meets.
+fn choose_within(
+    replayed: &[Replayed],
+    clear: &[bool],
+    allowed: f64,
+    ceiling: f64,
+    previous: Option<&Knobs>,
+) -> Option<(usize, bool)> {
     // Minutes are whole sync intervals of a float sum: a hair's breadth is not a difference.
     let meets = |r: &Replayed| r.under_minutes <= allowed + 1e-6;
+    let affordable = |i: usize, r: &Replayed| i == 0 || r.replica_hours <= ceiling;
     let as_written_meets = replayed.first().is_some_and(meets);
     let eligible = |i: usize, r: &Replayed| {
-        meets(r) && (i == 0 || !as_written_meets || clear.get(i).copied().unwrap_or(false))
+        affordable(i, r)
+            && meets(r)
+            && (i == 0 || !as_written_meets || clear.get(i).copied().unwrap_or(false))
     };
     let cheapest = replayed
         .iter()
@@ -232,11 +247,15 @@ pub fn choose_clear(
         .filter(|(i, r)| eligible(*i, r))
         .min_by(|(_, a), (_, b)| a.replica_hours.total_cmp(&b.replica_hours));
     let Some((best, b)) = cheapest else {
-        let safest = replayed.iter().enumerate().min_by(|(_, a), (_, b)| {
-            a.under_minutes
-                .total_cmp(&b.under_minutes)
-                .then(a.replica_hours.total_cmp(&b.replica_hours))
-        })?;
+        let safest = replayed
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| affordable(*i, r))
+            .min_by(|(_, a), (_, b)| {
+                a.under_minutes
+                    .total_cmp(&b.under_minutes)
+                    .then(a.replica_hours.total_cmp(&b.replica_hours))
+            })?;
         return Some((safest.0, false));
     };
     let kept = previous.and_then(|p| {
@@ -266,20 +285,11 @@ pub fn choose_affordable(
     allowed: f64,
     previous: Option<&Knobs>,
 ) -> Option<(usize, bool)> {
-    let Shortfall::AsReactive = objective.shortfall else {
-        return choose_clear(replayed, clear, allowed, previous);
+    let ceiling = match objective.shortfall {
+        Shortfall::AsReactive => replayed.first()?.replica_hours,
+        Shortfall::Share(_) => f64::INFINITY,
     };
-    let ceiling = replayed.first()?.replica_hours;
-    let affordable: Vec<usize> = (0..replayed.len())
-        .filter(|&i| i == 0 || replayed[i].replica_hours <= ceiling)
-        .collect();
-    let within: Vec<Replayed> = affordable.iter().map(|&i| replayed[i]).collect();
-    let within_clear: Vec<bool> = affordable
-        .iter()
-        .map(|&i| clear.get(i).copied().unwrap_or(false))
-        .collect();
-    let (i, meets) = choose_clear(&within, &within_clear, allowed, previous)?;
-    Some((affordable[i], meets))
+    choose_within(replayed, clear, allowed, ceiling, previous)
 }
 
 /// How many standard errors of its daily savings a candidate's mean saving must exceed to

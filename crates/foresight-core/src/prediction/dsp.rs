@@ -30,7 +30,7 @@ pub fn predict_dsp(config: &DspConfig, history: &[Sample], now: i64) -> Predicti
     )
 }
 
-/// [`predict_dsp`] reusing the FFT plans in `planners` and, where `period` allows, its last
+/// [`predict_dsp`] reusing the FFT plans in `planners` and, where `memo` allows, its last
 /// period search.
 pub(crate) fn predict_dsp_with(
     config: &DspConfig,
