@@ -268,28 +268,36 @@ fn choose_within(
     Some((kept.unwrap_or(best), true))
 }
 
-/// [`choose_clear`] among the candidates the objective affords. Under
-/// [`Shortfall::AsReactive`] those are the spec as written (the first of `replayed`) and
-/// every point whose replay costs no more than it: the promise to a team leaving the HPA is
-/// the HPA's risk at no more than its cost. So short minutes overspent on earlier days (the
+/// Which of `replayed` (the spec as written first) to run at for `objective`.
+///
+/// Under [`Shortfall::AsReactive`], [`choose_clear`] among the spec as written and every
+/// point whose replay costs no more than it: the promise to a team leaving the HPA is the
+/// HPA's risk at no more than its cost. So short minutes overspent on earlier days (the
 /// carry, see [`carry`]) are paid back only by points at most as dear as the spec as
 /// written, and when none of them meets the allowance the safest of them runs, not a dearer
 /// one (on Crane's input7 reversed in time, paying back 4 to 9 minutes with points 4-23%
 /// dearer than reactive made the whole run 1.7% dearer than reactive at 180 s start-up).
-/// Under a share of the minutes the user asked for that share, at whatever it costs, and
-/// every candidate may be chosen.
-pub fn choose_affordable(
+///
+/// Under a share of the minutes, [`choose`] among them all: the user asked for that share,
+/// at whatever it costs, and the spec as written is one candidate like the others. The noise
+/// check guards the promise to be as safe as the spec as written, which ties on calm days
+/// cannot show; a share is its own measure. Holding the spec as written to it kept Crane's
+/// input5 and input6 at the spec as written, short 0.30% and 0.37% of the minutes where 1%
+/// was asked (docs/prediction.md).
+pub fn choose_for(
     objective: &Objective,
     replayed: &[Replayed],
     clear: &[bool],
     allowed: f64,
     previous: Option<&Knobs>,
 ) -> Option<(usize, bool)> {
-    let ceiling = match objective.shortfall {
-        Shortfall::AsReactive => replayed.first()?.replica_hours,
-        Shortfall::Share(_) => f64::INFINITY,
-    };
-    choose_within(replayed, clear, allowed, ceiling, previous)
+    match objective.shortfall {
+        Shortfall::AsReactive => {
+            let ceiling = replayed.first()?.replica_hours;
+            choose_within(replayed, clear, allowed, ceiling, previous)
+        }
+        Shortfall::Share(_) => choose(replayed, allowed, previous),
+    }
 }
 
 /// How many standard errors of its daily savings a candidate's mean saving must exceed to
@@ -399,7 +407,7 @@ pub fn tune(
         .collect();
     let mut replayed: Vec<Replayed> = replays.iter().map(|(r, _, _)| *r).collect();
     let choose_now = |replayed: &[Replayed], clear: &[bool]| {
-        choose_affordable(objective, replayed, clear, allowed, previous_knobs.as_ref())
+        choose_for(objective, replayed, clear, allowed, previous_knobs.as_ref())
             .ok_or("no candidate to replay")
     };
     let mut choice = choose_now(&replayed, &clear)?;
@@ -1089,24 +1097,51 @@ mod tests {
         let clear = [false, false, true];
         // The safest no dearer than the spec as written runs, not the dearer one.
         assert_eq!(
-            choose_affordable(&as_reactive, &replayed, &clear, 4.0, None),
+            choose_for(&as_reactive, &replayed, &clear, 4.0, None),
             Some((2, false))
         );
         // Under a share the dearer point meets the allowance and is chosen.
         assert_eq!(
-            choose_affordable(&share, &replayed, &clear, 4.0, None),
+            choose_for(&share, &replayed, &clear, 4.0, None),
             Some((1, true))
         );
         // With the allowance whole, the clearly cheaper point meeting it, as before.
         assert_eq!(
-            choose_affordable(&as_reactive, &replayed, &clear, 10.0, None),
+            choose_for(&as_reactive, &replayed, &clear, 10.0, None),
             Some((2, true))
         );
         // Nothing cheaper and safer: the spec as written.
         let replayed = [point(75, 10.0, 100.0), point(80, 3.0, 123.0)];
         assert_eq!(
-            choose_affordable(&as_reactive, &replayed, &[false, false], 4.0, None),
+            choose_for(&as_reactive, &replayed, &[false, false], 4.0, None),
             Some((0, false))
+        );
+    }
+
+    #[test]
+    fn under_a_share_the_spec_as_written_has_no_claim_to_stay() {
+        let share = Objective {
+            shortfall: Shortfall::Share(0.01),
+            max_utilization: Some(90),
+        };
+        let as_reactive = Objective {
+            shortfall: Shortfall::AsReactive,
+            ..share
+        };
+        // The spec as written is short 4 minutes of the 14 a share of 1% allows; a hotter
+        // point is short 12 for 4% fewer replica-hours, a saving not clear of the replay's
+        // noise.
+        let replayed = [point(75, 4.0, 100.0), point(90, 12.0, 96.0)];
+        let clear = [false, false];
+        assert_eq!(
+            choose_for(&share, &replayed, &clear, 14.0, None),
+            Some((1, true))
+        );
+        // Under `AsReactive` the same replay keeps the spec as written (12 minutes are more
+        // than its 4, and the saving is not clear).
+        assert_eq!(
+            choose_for(&as_reactive, &replayed, &clear, 12.0, None),
+            Some((0, true))
         );
     }
 
@@ -1319,7 +1354,7 @@ mod tests {
             let previous = previous.and_then(|i| replayed.get(i)).map(|r| r.knobs);
             let clear = &clear[..replayed.len()];
             let (i, meets) =
-                choose_affordable(&objective, &replayed, clear, allowed, previous.as_ref()).unwrap();
+                choose_for(&objective, &replayed, clear, allowed, previous.as_ref()).unwrap();
             let ceiling = replayed[0].replica_hours;
             prop_assert!(i == 0 || replayed[i].replica_hours <= ceiling);
             let affordable_meets = replayed
