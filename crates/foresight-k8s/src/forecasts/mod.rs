@@ -705,8 +705,9 @@ mod tests {
             .expect("a point once the workload is known");
         assert_eq!(point.chosen_at, 4 * 86_400 + 600);
         assert_eq!(
-            point.replayed_seconds, 86_400,
-            "three days of training, one replayed"
+            point.replayed_seconds,
+            2 * 86_400,
+            "two days of training, two replayed"
         );
         assert!(point.meets, "{}", point.describe());
         let u = point.knobs.utilization.expect("a Utilization target");
