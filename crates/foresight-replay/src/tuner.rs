@@ -6,8 +6,8 @@
 //! before the moment it decides at.
 //!
 //! The history is split in two (see [`replay_seconds`]): the predictor and the headroom
-//! learn from the older part (two days when there are more than three), the newer part (one
-//! to three days) is replayed.
+//! learn from the older part (at least two days once there are three; one while there are
+//! two), the newer part (one to three days) is replayed.
 
 use foresight_api::objective::Shortfall;
 use foresight_core::autoscaler::Autoscaler;
@@ -91,8 +91,8 @@ pub const TRAINING_SECONDS: i64 = 2 * 86_400;
 /// [`TRAINING_SECONDS`], in whole days, between one and three (with two days of history, one
 /// of each). Self-evaluation replays half of what is left after a day instead; for the tuner
 /// the longer replays of its early days are more evidence for the same choice. On Crane's
-/// periodic traces the first tunings replayed one day where they now replay two or three,
-/// and the set saved 10.4% and 9.3% against reactive at 60 s and 180 s start-up instead of
+/// periodic traces the tunings of the fourth to sixth day replayed one or two days where
+/// they now replay two or three, and the set saved 10.4% and 9.3% against reactive at 60 s and 180 s start-up instead of
 /// 10.3% and 8.2%, as safe and at the same CPU (a replay of a full week is three days either
 /// way; docs/prediction.md).
 pub fn replay_seconds(covered: i64) -> i64 {
