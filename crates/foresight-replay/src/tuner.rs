@@ -1104,16 +1104,18 @@ mod tests {
         );
     }
 
+    /// `shortfall` with the bundled example's ceiling, `maxUtilization: 90`.
+    fn with_ceiling(shortfall: Shortfall) -> Objective {
+        Objective {
+            shortfall,
+            max_utilization: Some(90),
+        }
+    }
+
     #[test]
     fn as_reactive_pays_back_overspent_minutes_only_with_points_no_dearer_than_the_spec() {
-        let as_reactive = Objective {
-            shortfall: Shortfall::AsReactive,
-            max_utilization: Some(90),
-        };
-        let share = Objective {
-            shortfall: Shortfall::Share(0.01),
-            max_utilization: Some(90),
-        };
+        let as_reactive = with_ceiling(Shortfall::AsReactive);
+        let share = with_ceiling(Shortfall::Share(0.01));
         // Minutes overspent on earlier days leave 4 of reactive's 10 allowed: only a point
         // dearer than the spec as written replays within them.
         let replayed = [
@@ -1147,14 +1149,8 @@ mod tests {
 
     #[test]
     fn under_a_share_the_spec_as_written_has_no_claim_to_stay() {
-        let share = Objective {
-            shortfall: Shortfall::Share(0.01),
-            max_utilization: Some(90),
-        };
-        let as_reactive = Objective {
-            shortfall: Shortfall::AsReactive,
-            ..share
-        };
+        let share = with_ceiling(Shortfall::Share(0.01));
+        let as_reactive = with_ceiling(Shortfall::AsReactive);
         // The spec as written is short 4 minutes of the 14 a share of 1% allows; a hotter
         // point is short 12 for 4% fewer replica-hours, a saving not clear of the replay's
         // noise.
@@ -1377,7 +1373,7 @@ mod tests {
             allowed in 0.0f64..100.0,
             previous in proptest::option::of(0usize..24),
         ) {
-            let objective = Objective { shortfall: Shortfall::AsReactive, max_utilization: Some(90) };
+            let objective = with_ceiling(Shortfall::AsReactive);
             let previous = previous.and_then(|i| replayed.get(i)).map(|r| r.knobs);
             let clear = &clear[..replayed.len()];
             let (i, meets) =
