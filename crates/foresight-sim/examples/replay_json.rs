@@ -4,7 +4,7 @@
 //! machine. `scripts/prediction-table` uses it when `FORESIGHT_BIN` names it.
 //!
 //! Usage: replay_json --trace FILE --spec FILE [--spec FILE...] [--startup-delay SECONDS]
-//!        [--warm-up SECONDS] [--tuned-frontier yes] [--hold KNOBS]
+//!        [--warm-up SECONDS] [--tuned-frontier yes] [--hold KNOBS [--blocks N]]
 //!
 //! With `--tuned-frontier yes`, every policy with `spec.objective` is also replayed at each
 //! swept shortfall (as `foresight simulate` does), under the summary's key `tuned`.
@@ -15,6 +15,10 @@
 //! (the forecast carrying the headroom at a 2% budget). `scripts/hindsight-table` replays a
 //! grid of such points to find, knowing the whole trace, the cheapest point that keeps a risk:
 //! what any fixed point could have done, against which the tuner's daily choice is measured.
+//! With `--blocks N` as well, the summary's key `blocks` holds the held policy's figures in
+//! each of N equal blocks of the day (UTC, from midnight), summed over the scored days:
+//! `[[under_minutes, replica_hours], ...]`, from which the hindsight table composes
+//! schedules.
 
 use foresight_core::objective::{Knobs, OperatingPoint};
 use foresight_core::trace::parse_csv;
@@ -34,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut startup, mut warm_up) = (60i64, 0i64);
     let mut tuned = false;
     let mut hold = None;
+    let mut blocks = 1usize;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
@@ -44,6 +49,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--warm-up" => warm_up = seconds(&value)?,
             "--tuned-frontier" => tuned = value == "yes",
             "--hold" => hold = Some(knobs(&value)?),
+            "--blocks" => {
+                blocks = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=24).contains(n) && 24 % n == 0)
+                    .ok_or(format!("--blocks {value}: not a divisor of 24 hours"))?;
+            }
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -86,6 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         first.autoscaler.objective = None;
     }
     let mut simulation = simulate(&load, &runs, &model, &|_| {})?;
+    let mut by_block = None;
     if let Some(knobs) = hold {
         let first = compiled.first().ok_or("no policy")?;
         if first.autoscaler.objective.is_none() {
@@ -107,24 +120,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             blocks: Vec::new(),
             carried_minutes: 0.0,
         };
-        let (outcome, _, _) = run_policy_by_day_and_block(
+        let (outcome, _, figures) = run_policy_by_day_and_block(
             &first.name,
             &first.autoscaler,
             &load,
             &model,
             bucket_seconds(Span::of(&load)),
             &[],
-            1,
+            blocks,
             Some(point),
         );
         simulation.policies[0] = outcome;
+        if blocks > 1 {
+            by_block = Some(
+                figures
+                    .iter()
+                    .map(|f| [f.under_minutes, f.replica_hours])
+                    .collect::<Vec<_>>(),
+            );
+        }
+    } else if blocks > 1 {
+        return Err("--blocks reads the figures of a held point: it needs --hold".into());
     }
     let text = to_json(&simulation, &path, &model, None);
-    if !tuned {
+    if !tuned && by_block.is_none() {
         print!("{text}");
         return Ok(());
     }
     let mut summary: serde_json::Value = serde_json::from_str(&text)?;
+    if let Some(b) = by_block {
+        summary["blocks"] = serde_json::to_value(b)?;
+    }
+    if !tuned {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(());
+    }
     let own: Vec<_> = simulation.policies.iter().map(|p| &p.scores).collect();
     let frontiers = tuned_frontiers(&policies, &own, &load, &model, &|_| {})?;
     summary["tuned"] = serde_json::to_value(frontiers)?;
