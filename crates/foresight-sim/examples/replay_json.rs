@@ -60,6 +60,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let path = trace.ok_or("--trace is required")?;
+    if blocks > 1 && hold.is_none() {
+        return Err("--blocks reads the figures of a held point: it needs --hold".into());
+    }
     let samples = parse_csv(&std::fs::read_to_string(&path)?)?;
     let trace = LoadTrace::new(
         samples
@@ -139,8 +142,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .collect::<Vec<_>>(),
             );
         }
-    } else if blocks > 1 {
-        return Err("--blocks reads the figures of a held point: it needs --hold".into());
     }
     let text = to_json(&simulation, &path, &model, None);
     if !tuned && by_block.is_none() {
