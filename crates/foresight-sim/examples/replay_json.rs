@@ -152,13 +152,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(b) = by_block {
         summary["blocks"] = serde_json::to_value(b)?;
     }
-    if !tuned {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
-        return Ok(());
+    if tuned {
+        let own: Vec<_> = simulation.policies.iter().map(|p| &p.scores).collect();
+        let frontiers = tuned_frontiers(&policies, &own, &load, &model, &|_| {})?;
+        summary["tuned"] = serde_json::to_value(frontiers)?;
     }
-    let own: Vec<_> = simulation.policies.iter().map(|p| &p.scores).collect();
-    let frontiers = tuned_frontiers(&policies, &own, &load, &model, &|_| {})?;
-    summary["tuned"] = serde_json::to_value(frontiers)?;
     println!("{}", serde_json::to_string_pretty(&summary)?);
     Ok(())
 }
